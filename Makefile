@@ -1,0 +1,34 @@
+# tfdesk: `make run` sets up and starts tfdesk; `make test` sets up and runs every test.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+export TFDESK_HOME ?= $(HOME)/.tfdesk
+
+.PHONY: venv kb run test test-quick bench docs clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+# The KB is built from the compact extract shipped in the repo (seconds, no downloads).
+kb: venv
+	$(VENV)/bin/tfdesk kb load
+
+run: venv kb
+	$(VENV)/bin/tfdesk serve
+
+test: venv
+	$(PY) -m pytest
+
+test-quick: venv
+	$(PY) -m pytest -m "not slow"
+
+bench: venv
+	$(PY) benchmarks/kb_search.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""tfdesk's faces: command parsing, handlers, the terminal CLI and (later) Slack."""

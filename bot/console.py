@@ -1,0 +1,49 @@
+"""The local console: the same commands as ``tfdesk``/``/tf``, typed at a prompt."""
+from __future__ import annotations
+
+import sys
+
+from bot.config import Config
+from bot.dispatch import run_line
+
+BANNER = """tfdesk console: type a command as you would after /tf in Slack or tfdesk in a terminal.
+Try: ask pad a tensor with zeros | history tf.keras.Model.fit | diff 2.15 2.16 --module tf.keras
+'help' lists every command; 'quit' or Ctrl-D leaves."""
+
+
+def console_loop(config: Config, stdin=None, stdout=None) -> int:
+    from bot.cli import emit, make_progress_context
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    interactive = stdin.isatty()
+    if interactive:
+        try:
+            import readline  # noqa: F401  (line editing and history)
+        except ImportError:
+            pass
+    print(BANNER, file=stdout, flush=True)
+    ctx, progress = make_progress_context(config)
+    while True:
+        if interactive:
+            try:
+                line = input("tfdesk> ")
+            except EOFError:
+                print(file=stdout)
+                return 0
+        else:
+            print("tfdesk> ", end="", file=stdout, flush=True)
+            line = stdin.readline()
+            if not line:
+                return 0
+        line = line.strip()
+        if line.startswith("/tf "):
+            line = line[4:]
+        if not line:
+            continue
+        if line in {"quit", "exit"}:
+            return 0
+        with progress:
+            command, reply = run_line(ctx, line)
+        emit(reply, as_json=bool(command and command.json), out=stdout, err=stdout)
+        stdout.flush()

@@ -1,0 +1,28 @@
+"""What a handler gets besides its arguments: configuration, who asked, where to report."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from bot.config import Config
+
+
+@dataclass
+class Context:
+    config: Config
+    owner: str = "local"
+    # Where results of slow work go: {"kind": "terminal"} or {"kind": "slack", "channel":..., "thread_ts":...}
+    reply_to: dict[str, Any] = field(default_factory=lambda: {"kind": "terminal"})
+    # Progress callback for long work in the foreground: progress(message, done, total).
+    progress: Callable[[str, int | None, int | None], None] | None = None
+    _cache: dict[str, Any] = field(default_factory=dict)
+
+    def cached(self, key: str, make: Callable[[], Any]) -> Any:
+        """Open something once per context (the KB, the state DB) and reuse it."""
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    def report(self, message: str, done: int | None = None, total: int | None = None) -> None:
+        if self.progress:
+            self.progress(message, done, total)

@@ -1,0 +1,5 @@
+"""Command handlers, one module per command family. Importing this package registers them all.
+
+Each handler takes (ctx: Context, **parsed_args) and returns a bot.reply.Reply.
+"""
+from bot.handlers import help  # noqa: F401

@@ -1,0 +1,120 @@
+"""Parse a command line (terminal argv or the text of ``/tf ...``) into a Command."""
+from __future__ import annotations
+
+import argparse
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot import handlers  # noqa: F401  (registers every command)
+from bot.registry import COMMANDS, GROUP_HELP
+
+
+class UsageError(Exception):
+    """Bad command line. ``usage`` is the help of the (sub)command that was meant."""
+
+    def __init__(self, message: str, usage: str = "", command: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.usage = usage
+        self.command = command
+
+
+class HelpRequested(Exception):
+    def __init__(self, text: str, command: str = ""):
+        super().__init__(text)
+        self.text = text
+        self.command = command
+
+
+@dataclass
+class Command:
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    json: bool = False
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing and exiting."""
+
+    def error(self, message):
+        raise UsageError(message, self.format_help(), self.prog.partition(" ")[2])
+
+    def exit(self, status=0, message=None):
+        raise HelpRequested(self.format_help(), self.prog.partition(" ")[2])
+
+    def print_help(self, file=None):
+        raise HelpRequested(self.format_help(), self.prog.partition(" ")[2])
+
+
+def build_parser(prog: str = "tfdesk") -> argparse.ArgumentParser:
+    root = _Parser(prog=prog, description="tfdesk: a help desk for TensorFlow teams.",
+                   formatter_class=argparse.RawDescriptionHelpFormatter)
+    subs = {"": root.add_subparsers(dest="_cmd", metavar="COMMAND", parser_class=_Parser)}
+    parsers: dict[str, argparse.ArgumentParser] = {"": root}
+    for name in sorted(COMMANDS, key=lambda n: (n.count(" "), n)):
+        spec = COMMANDS[name]
+        parts = name.split(" ")
+        for depth in range(1, len(parts)):
+            prefix = " ".join(parts[:depth])
+            if prefix not in parsers:
+                parent = " ".join(parts[:depth - 1])
+                p = subs[parent].add_parser(parts[depth - 1], help=GROUP_HELP.get(prefix, ""),
+                                            description=GROUP_HELP.get(prefix, ""))
+                parsers[prefix] = p
+                subs[prefix] = p.add_subparsers(dest=f"_cmd{depth}", metavar="SUBCOMMAND",
+                                                parser_class=_Parser)
+        parent = " ".join(parts[:-1])
+        epilog = ("examples:\n" + "\n".join(f"  {e}" for e in spec.examples)) if spec.examples else None
+        p = subs[parent].add_parser(parts[-1], help=spec.help, description=spec.description,
+                                    epilog=epilog,
+                                    formatter_class=argparse.RawDescriptionHelpFormatter)
+        for flags, kwargs in spec.args:
+            p.add_argument(*flags, **kwargs)
+        p.add_argument("--json", action="store_true", help="answer with structured JSON")
+        p.set_defaults(_command=name)
+        parsers[name] = p
+    return root
+
+
+_PARSER: argparse.ArgumentParser | None = None
+
+
+def parser() -> argparse.ArgumentParser:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = build_parser()
+    return _PARSER
+
+
+def split(line: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:  # unbalanced quotes
+        raise UsageError(f"could not read the command line: {exc}") from None
+
+
+def parse(line: str | list[str]) -> Command:
+    argv = split(line) if isinstance(line, str) else list(line)
+    if not argv:
+        raise UsageError("no command given", parser().format_help())
+    ns = parser().parse_args(argv)
+    values = vars(ns)
+    name = values.pop("_command", None)
+    if name is None:  # a group without its sub-command, e.g. "kb"
+        group = " ".join(a for a in argv if not a.startswith("-"))
+        raise UsageError(f"{group!r} needs a sub-command", parser().format_help(), group)
+    as_json = values.pop("json", False)
+    args = {k: v for k, v in values.items() if not k.startswith("_cmd")}
+    return Command(name, args, as_json)
+
+
+def command_help(name: str) -> str:
+    """Help text of one command or group ('' for the top level)."""
+    try:
+        parse((name.split() if name else []) + ["--help"])
+    except HelpRequested as h:
+        return h.text
+    except UsageError as u:
+        return u.usage
+    return ""

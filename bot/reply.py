@@ -1,0 +1,34 @@
+"""The transport-neutral answer every handler returns.
+
+The terminal prints ``text`` (or ``data`` as JSON with ``--json``); Slack renders the same
+Reply as Block Kit. Handlers never print.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Reply:
+    text: str
+    data: Any = None
+    ok: bool = True
+    files: list[Path] = field(default_factory=list)
+    # Exit status for the terminal: 0 ok, 1 failed, 2 usage error.
+    status: int = 0
+
+    @classmethod
+    def error(cls, message: str, data: Any = None, status: int = 1) -> "Reply":
+        payload = {"ok": False, "error": message}
+        if data is not None:
+            payload.update(data if isinstance(data, dict) else {"detail": data})
+        return cls(text=message, data=payload, ok=False, status=status)
+
+    def to_json(self) -> str:
+        data = self.data if self.data is not None else {"text": self.text}
+        if isinstance(data, dict) and "ok" not in data:
+            data = {"ok": self.ok, **data}
+        return json.dumps(data, indent=2, default=str, ensure_ascii=False)

@@ -1,0 +1,1 @@
+"""The TensorFlow knowledge base: wheels read statically, stored in SQLite, searched."""
