@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 export TFDESK_HOME ?= $(HOME)/.tfdesk
 
-.PHONY: venv kb run test test-quick bench docs clean
+.PHONY: venv runner-env kb run test test-quick bench docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,11 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# Where converted scripts, training and model conversion run: TF 2.15.1 + Horovod (gloo),
+# tf2onnx, ONNX Runtime. Separate from the bot's environment, which never imports TensorFlow.
+runner-env:
+	bash scripts/build_runner_env.sh .venv-runner
+
 # The KB is built from the compact extract shipped in the repo (seconds, no downloads).
 kb: venv
 	$(VENV)/bin/tfdesk kb load
@@ -21,7 +26,7 @@ kb: venv
 run: venv kb
 	$(VENV)/bin/tfdesk serve
 
-test: venv
+test: venv runner-env
 	$(PY) -m pytest
 
 test-quick: venv

@@ -1,6 +1,7 @@
 """The terminal face: ``tfdesk COMMAND ...`` and, with no arguments, the local console."""
 from __future__ import annotations
 
+import os
 import sys
 
 from rich.console import Console
@@ -54,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
     ctx, progress = make_progress_context(config)
     with progress:
         command, reply = run_line(ctx, argv)
-    emit(reply, as_json=(command.json if command else "--json" in argv))
+    try:
+        emit(reply, as_json=(command.json if command else "--json" in argv))
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `tfdesk diff ... | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return reply.status if not reply.ok else 0
 
 

@@ -3,3 +3,6 @@
 Each handler takes (ctx: Context, **parsed_args) and returns a bot.reply.Reply.
 """
 from bot.handlers import help  # noqa: F401
+from bot.handlers import kb  # noqa: F401
+from bot.handlers import serve  # noqa: F401
+from bot.handlers import catalog_cmd  # noqa: F401

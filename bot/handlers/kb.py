@@ -1,0 +1,175 @@
+"""ask, history, diff and the kb maintenance commands."""
+from __future__ import annotations
+
+from bot.context import Context
+from bot.registry import arg, command, group
+from bot.reply import Reply
+
+MAX_LISTED = 40
+
+
+def answers(ctx: Context):
+    from knowledge_base.answers import Answers
+    return ctx.cached("answers", lambda: Answers.open(ctx.config.kb_path, ctx.config.site_url))
+
+
+def _symbol_lines(d: dict) -> list[str]:
+    sig = d["signature"] if d.get("signature") is not None else ""
+    head = f"{d['name']}{sig}"
+    lines = [f"{head}   [{d['kind']} · {d['available']}]"]
+    if d.get("summary"):
+        lines.append(f"    {d['summary']}")
+    if d.get("note"):
+        lines.append(f"    note: {d['note']}")
+    if d.get("deprecated_in"):
+        text = (d.get("deprecation") or "").strip().replace("\n", " ")
+        lines.append(f"    deprecated in {d['deprecated_in']}" + (f": {text[:300]}" if text else ""))
+    if d.get("removed_in"):
+        lines.append(f"    removed in {d['removed_in']}" +
+                     (f"; use {d['replacement']}" if d.get("replacement") else ""))
+    elif d.get("replacement") and d.get("deprecated_in"):
+        lines.append(f"    use instead: {d['replacement']}")
+    if d.get("canonical") and d["canonical"] != d["name"]:
+        lines.append(f"    also public as {d['canonical']}")
+    lines.append(f"    {d['url']}")
+    return lines
+
+
+@command("ask", "find TensorFlow API by name, misspelling, TF1 name or question",
+         args=[arg("query", nargs="+", help="a symbol name or a question"),
+               arg("--version", "-v", help="show signatures in this release (default: newest)"),
+               arg("--limit", "-k", type=int, default=5, help="how many results (default 5)")],
+         examples=["tfdesk ask tf.nn.softmax", "tfdesk ask pad a tensor with zeros",
+                   "tfdesk ask tf.Session --version 2.15", "tfdesk ask tf.nn.softmx"])
+def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Reply:
+    data = answers(ctx).ask(" ".join(query), version=version, limit=limit)
+    legacy = ""
+    if data.get("legacy"):
+        lg = data["legacy"]
+        legacy = (f"{lg['name']} is TF1 API" + (f"; TF2 name: {lg['new']}" if lg["new"] else "")
+                  + (f". {lg['note']}" if lg["note"] else ""))
+    if not data["results"]:
+        text = "\n".join(filter(None, [legacy, data["message"]]))
+        if data.get("suggestions"):
+            text += "\nnearest names: " + ", ".join(data["suggestions"])
+        return Reply(text=text, data=data, ok=True)
+    lines = [f"Results for {data['query']!r} (signatures in {data['version']}):", ""]
+    if legacy:
+        lines[1:1] = [legacy, ""]
+    for i, d in enumerate(data["results"], 1):
+        sub = _symbol_lines(d)
+        lines.append(f"{i}. {sub[0]}")
+        lines += sub[1:]
+    return Reply(text="\n".join(lines), data=data)
+
+
+@command("history", "every change to a symbol, release by release",
+         args=[arg("symbol", help="e.g. tf.keras.Model.fit")],
+         examples=["tfdesk history tf.estimator.Estimator",
+                   "tfdesk history tf.keras.layers.experimental.preprocessing.RandomFlip"])
+def history(ctx: Context, symbol: str) -> Reply:
+    data = answers(ctx).history(symbol)
+    s = data["symbol"]
+    lines = []
+    if data.get("resolved_from"):
+        lines.append(f"({data['resolved_from']} → {s['name']}"
+                     + (f": {data['note']}" if data.get("note") else "") + ")")
+    lines += _symbol_lines(s)
+    if data["aliases"]:
+        lines.append("    aliases: " + ", ".join(data["aliases"][:10]))
+    lines.append("")
+    for e in data["events"]:
+        lines.append(f"  {e['release']:>6}  {e['kind']:<18} {e['detail'] or ''}".rstrip())
+    return Reply(text="\n".join(lines), data=data)
+
+
+@command("diff", "what changed between two releases",
+         args=[arg("v1", help="older release, e.g. 2.15"), arg("v2", help="newer release"),
+               arg("--module", "-m", help="only this module and below, e.g. tf.keras")],
+         examples=["tfdesk diff 2.15 2.16 --module tf.keras", "tfdesk diff 2.10 2.11 -m tf.data"])
+def diff(ctx: Context, v1: str, v2: str, module: str | None) -> Reply:
+    data = answers(ctx).diff(v1, v2, module)
+    c = data["counts"]
+    scope = f" in {data['module']}" if data["module"] else ""
+    lines = [f"{data['from']} → {data['to']}{scope}: {c['added']} added, {c['removed']} removed, "
+             f"{c['moved']} moved, {c['changed']} signatures changed, "
+             f"{c['deprecated']} newly deprecated", data["url"]]
+
+    def section(title, items, fmt):
+        if not items:
+            return
+        lines.append(f"\n{title} ({len(items)}):")
+        lines.extend("  " + fmt(x) for x in items[:MAX_LISTED])
+        if len(items) > MAX_LISTED:
+            lines.append(f"  … and {len(items) - MAX_LISTED} more (--json for all)")
+
+    section("Added", data["added"], str)
+    section("Removed", data["removed"], str)
+    section("Moved", data["moved"], lambda m: f"{m['from']} → {m['to']}")
+    section("Signature changed", data["changed"],
+            lambda m: f"{m['name']}: {m['from']} → {m['to']}")
+    section("Deprecated", data["deprecated"],
+            lambda m: f"{m['name']}: {(m['deprecation'] or '')[:120]}")
+    return Reply(text="\n".join(lines), data=data)
+
+
+group("kb", "build, load and inspect the knowledge base")
+
+
+@command("kb load", "build the KB from the compact extract shipped with tfdesk (no downloads)",
+         args=[arg("--force", action="store_true", help="rebuild even if up to date"),
+               arg("--extract", help="a compact extract file other than the shipped one")])
+def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
+    from pathlib import Path
+
+    from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
+    stats = load_shipped(ctx.config.kb_path, Path(extract) if extract else SHIPPED_EXTRACT,
+                         force=force, progress=ctx.report)
+    ctx._cache.pop("answers", None)
+    if stats.get("skipped"):
+        return Reply(text=f"KB is up to date: {stats['path']}", data=stats)
+    return Reply(text=f"KB built at {stats['path']}: {stats['releases']} releases, "
+                      f"{stats['symbols']} symbols, {stats['events']} history events "
+                      f"in {stats['seconds']} s", data=stats)
+
+
+@command("kb build", "build the KB from TensorFlow wheels (downloaded through pip, cached)",
+         args=[arg("--versions", help="e.g. 2.10-2.21 or 2.15,2.16 (default: all 2.x the "
+                                      "registry serves)"),
+               arg("--wheel-dir", help="where wheels are (and are downloaded to)"),
+               arg("--no-download", action="store_true", help="use only wheels already there"),
+               arg("--export", help="also write the compact extract to this file")],
+         examples=["tfdesk kb build --versions 2.15-2.16", "tfdesk kb build --wheel-dir /data/wheels"],
+         slow=True)
+def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_download: bool,
+             export: str | None) -> Reply:
+    from pathlib import Path
+
+    from knowledge_base import wheels as wheelmod
+    from knowledge_base.pipeline import build_from_wheels, parse_versions
+    wdir = Path(wheel_dir).expanduser() if wheel_dir else ctx.config.wheel_dir
+    if no_download:
+        available = wheelmod.local_versions(wdir)
+    else:
+        available = wheelmod.available_versions()
+    chosen = parse_versions(versions, available)
+    stats = build_from_wheels(chosen, wdir, ctx.config.home / "extracts", ctx.config.kb_path,
+                              download=not no_download,
+                              export=Path(export) if export else None, progress=ctx.report)
+    ctx._cache.pop("answers", None)
+    return Reply(text=f"KB built at {ctx.config.kb_path}: {stats['releases'] and len(stats['releases'])} "
+                      f"releases, {stats['symbols']} symbols in {stats['seconds']} s", data=stats)
+
+
+@command("kb status", "which releases the KB holds and where they came from")
+def kb_status(ctx: Context) -> Reply:
+    a = answers(ctx)
+    rows = a.kb.release_rows
+    meta = a.kb.meta()
+    lines = [f"KB {ctx.config.kb_path} (built {meta.get('built_at')}, from {meta.get('source')})",
+             f"{'release':<8} {'wheel':<10} {'tf.keras from':<26} {'estimator':<10} symbols"]
+    for r in rows:
+        keras = f"{r['keras_source'] or '?'} {r['keras_version'] or ''}".strip()
+        lines.append(f"{r['version']:<8} {r['tf_version']:<10} {keras:<26} "
+                     f"{r['estimator_version'] or '-':<10} {r['symbols']}")
+    return Reply(text="\n".join(lines), data={"meta": meta, "releases": rows})

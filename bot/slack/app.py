@@ -1,0 +1,76 @@
+"""The Bolt app factory: one place that wires config, Web API client, state and listeners."""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from slack_bolt import App
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (ConnectionErrorRetryHandler,
+                                                   RateLimitErrorRetryHandler,
+                                                   ServerErrorRetryHandler)
+
+from bot.config import Config
+from bot.slack import listeners
+from bot.slack.access import Gate, Policy
+from bot.slack.messenger import Messenger
+from bot.slack.redact import install_redaction
+from bot.slack.service import SlackService
+from bot.slack.store import SlackStore
+
+log = logging.getLogger(__name__)
+
+RETRIES = 4
+WORKERS = 16
+
+
+class SlackSetupError(Exception):
+    user_facing = True
+
+
+def make_client(config: Config) -> WebClient:
+    """Web API client: base URL from config (SLACK_API_URL), retries for 429 and 5xx."""
+    kwargs = {"token": config.slack_bot_token, "timeout": 30}
+    if config.slack_api_url:
+        kwargs["base_url"] = config.slack_api_url.rstrip("/") + "/"
+    client = WebClient(**kwargs)
+    client.retry_handlers = [ConnectionErrorRetryHandler(max_retry_count=2),
+                             RateLimitErrorRetryHandler(max_retry_count=RETRIES),
+                             ServerErrorRetryHandler(max_retry_count=RETRIES)]
+    return client
+
+
+@dataclass
+class SlackBot:
+    app: App
+    service: SlackService
+    store: SlackStore
+    messenger: Messenger
+    client: WebClient
+
+
+def build(config: Config, socket_mode: bool = False, running_jobs=None) -> SlackBot:
+    if not config.slack_bot_token:
+        raise SlackSetupError("SLACK_BOT_TOKEN is not set.")
+    if not socket_mode and not config.slack_signing_secret:
+        raise SlackSetupError("SLACK_SIGNING_SECRET is needed for the HTTP endpoint "
+                              "(or set SLACK_APP_TOKEN for Socket Mode).")
+    install_redaction()
+    client = make_client(config)
+    store = SlackStore(config.state_path)
+    messenger = Messenger(client, store)
+    gate = Gate(Policy.from_section(config.section("slack")), store, client, running_jobs)
+    service = SlackService(config, client, store, gate, messenger)
+    app = App(token=config.slack_bot_token, client=client,
+              signing_secret=config.slack_signing_secret or "-",
+              # ack() runs in the request thread; all work goes to lazy listeners.
+              process_before_response=True,
+              listener_executor=ThreadPoolExecutor(max_workers=WORKERS,
+                                                   thread_name_prefix="tfdesk-slack"))
+    listeners.register(app, service, store)
+    return SlackBot(app, service, store, messenger, client)
+
+
+def create_app(config: Config) -> App:
+    return build(config).app

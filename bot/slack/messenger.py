@@ -1,0 +1,129 @@
+"""Posting to Slack so nothing is lost.
+
+The WebClient itself retries rate limits (honouring ``Retry-After``) and 5xx answers with
+backoff (see ``app.make_client``). A message that still cannot be posted is written to the
+outbox in the state database and resent by :meth:`Messenger.flush_outbox`, which ``serve``
+runs periodically and at start.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from slack_sdk.errors import SlackApiError, SlackClientError
+
+from bot.slack.store import SlackStore
+
+log = logging.getLogger(__name__)
+
+# Errors that will never succeed on a retry: keeping the message would only loop.
+PERMANENT = {"channel_not_found", "not_in_channel", "is_archived", "invalid_blocks",
+             "msg_too_long", "no_text", "invalid_auth", "account_inactive", "user_not_found",
+             "message_not_found", "cant_update_message", "file_not_found"}
+
+
+def error_code(exc: Exception) -> str:
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error") or exc.response.status_code)
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Messenger:
+    def __init__(self, client, store: SlackStore):
+        self.client = client
+        self.store = store
+        # Called with (job_id, method, response) when an outbox item finally goes out.
+        self.on_delivered: Callable[[str | None, str, Any], None] | None = None
+
+    def _call(self, method: str, payload: dict[str, Any], job_id: str | None, keep: bool):
+        fn = getattr(self.client, method.replace(".", "_"))
+        kwargs = dict(payload)
+        if method == "files_upload_v2":
+            kwargs["file_uploads"] = [dict(f) for f in kwargs["file_uploads"]]
+        try:
+            return fn(**kwargs)
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            code = error_code(exc)
+            if keep and code not in PERMANENT:
+                self.store.enqueue(method, payload, code, job_id)
+                log.warning("%s failed (%s); kept in the outbox", method, code)
+            else:
+                log.warning("%s failed (%s)", method, code)
+            raise
+
+    def post(self, channel: str, message: dict[str, Any], thread_ts: str | None = None,
+             job_id: str | None = None, keep: bool = True) -> str | None:
+        payload = {"channel": channel, **message}
+        if thread_ts:
+            payload["thread_ts"] = thread_ts
+        try:
+            return self._call("chat.postMessage", payload, job_id, keep)["ts"]
+        except (SlackApiError, SlackClientError, OSError):
+            return None
+
+    def update(self, channel: str, ts: str, message: dict[str, Any],
+               job_id: str | None = None) -> bool:
+        try:
+            self._call("chat.update", {"channel": channel, "ts": ts, **message}, job_id, True)
+            return True
+        except (SlackApiError, SlackClientError, OSError):
+            return False
+
+    def ephemeral(self, channel: str, user: str, message: dict[str, Any],
+                  thread_ts: str | None = None, respond: Callable | None = None) -> bool:
+        """Only ``user`` sees it; falls back to the command's response_url outside channels
+        the bot is in (a DM between two people, say)."""
+        payload = {"channel": channel, "user": user, **message}
+        if thread_ts:
+            payload["thread_ts"] = thread_ts
+        try:
+            self._call("chat.postEphemeral", payload, None, keep=False)
+            return True
+        except (SlackApiError, SlackClientError, OSError):
+            if respond is None:
+                return False
+            try:
+                respond(response_type="ephemeral", replace_original=False, **message)
+                return True
+            except Exception as exc:  # noqa: BLE001 - nothing else can be done
+                log.warning("response_url failed: %s", type(exc).__name__)
+                return False
+
+    def upload(self, channel: str, thread_ts: str | None, files: list[Path],
+               comment: str | None = None, job_id: str | None = None) -> bool:
+        files = [Path(f) for f in files if Path(f).is_file()]
+        if not files:
+            return True
+        payload: dict[str, Any] = {
+            "channel": channel,
+            "file_uploads": [{"file": str(f), "filename": f.name, "title": f.name} for f in files],
+        }
+        if thread_ts:
+            payload["thread_ts"] = thread_ts
+        if comment:
+            payload["initial_comment"] = comment
+        try:
+            self._call("files_upload_v2", payload, job_id, True)
+            return True
+        except (SlackApiError, SlackClientError, OSError):
+            return False
+
+    def flush_outbox(self) -> int:
+        """Resend what Slack would not take before; returns how many went out."""
+        sent = 0
+        for item in self.store.outbox():
+            try:
+                resp = self._call(item["method"], item["payload"], item["job_id"], keep=False)
+            except (SlackApiError, SlackClientError, OSError) as exc:
+                code = error_code(exc)
+                if code in PERMANENT:
+                    self.store.outbox_done(item["id"])
+                else:
+                    self.store.outbox_failed(item["id"], code)
+                continue
+            self.store.outbox_done(item["id"])
+            sent += 1
+            if self.on_delivered:
+                self.on_delivered(item["job_id"], item["method"], resp)
+        return sent

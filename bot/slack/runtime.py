@@ -1,0 +1,111 @@
+"""``tfdesk serve`` for Slack: the app, the job publisher and the maintenance loop together."""
+from __future__ import annotations
+
+import logging
+import threading
+
+from bot.config import Config
+from bot.slack.app import SlackBot, build
+from bot.slack.progress import JobPublisher
+from bot.slack.server import make_server, serve_socket_mode
+
+log = logging.getLogger(__name__)
+
+ACTIVE = ("queued", "starting", "running")
+
+
+class Runtime:
+    def __init__(self, config: Config, mode: str = "http", engine=None,
+                 maintenance_interval: float = 30.0, min_update_interval: float = 1.0,
+                 poll_interval: float = 2.0):
+        from runners.store import JobStore
+
+        self.config = config
+        self.mode = mode
+        self.jobs = JobStore(config.state_path)
+        self.bot: SlackBot = build(config, socket_mode=(mode == "socket"),
+                                   running_jobs=self.running_jobs)
+        self.publisher = JobPublisher(self.jobs, self.bot.messenger, self.bot.store,
+                                      config.home / "slack" / "charts",
+                                      min_interval=min_update_interval,
+                                      poll_interval=poll_interval)
+        self.bot.service.on_job_started = self.publisher.attach
+        self.maintenance_interval = maintenance_interval
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.server = None
+        if engine is not None and hasattr(engine, "subscribe"):
+            engine.subscribe(self.publisher.on_event)
+
+    def running_jobs(self, owner: str) -> int:
+        return len(self.jobs.list(states=ACTIVE, owner=owner))
+
+    def maintain_once(self) -> None:
+        """Resend kept messages, deliver finals that are owed, forget old request ids."""
+        self.bot.messenger.flush_outbox()
+        self.publisher.deliver_pending()
+        self.bot.store.prune_seen()
+
+    def _maintenance(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.maintain_once()
+            except Exception:  # noqa: BLE001 - keep the loop alive; Slack may be down
+                log.exception("maintenance failed")
+            self._stop.wait(self.maintenance_interval)
+
+    def start_background(self) -> None:
+        self.publisher.start()
+        t = threading.Thread(target=self._maintenance, name="tfdesk-slack-maintenance",
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def start_http(self, host: str = "127.0.0.1", port: int = 0):
+        """Serve in a background thread (tests, benchmarks); returns the bound port."""
+        self.server = make_server(self.bot.app, host, port)
+        t = threading.Thread(target=self.server.serve_forever, name="tfdesk-slack-http",
+                             daemon=True)
+        t.start()
+        self._threads.append(t)
+        return self.server.server_port
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.publisher.stop()
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def _engine(config: Config):
+    """The in-process job engine, when the runners package offers one (subscribe seam)."""
+    try:
+        from runners import engine as engine_mod  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    getter = getattr(engine_mod, "shared_engine", None) or getattr(engine_mod, "get_engine", None)
+    try:
+        return getter(config) if getter else None
+    except Exception:  # noqa: BLE001 - progress still arrives by polling the job store
+        log.warning("job engine not available; following jobs by polling")
+        return None
+
+
+def run_forever(config: Config, mode: str, host: str, port: int) -> None:
+    runtime = Runtime(config, mode, engine=_engine(config))
+    runtime.start_background()
+    try:
+        if mode == "socket":
+            log.info("tfdesk connecting to Slack in Socket Mode")
+            serve_socket_mode(runtime.bot.app, config.slack_app_token)
+        else:
+            server = make_server(runtime.bot.app, host, port)
+            runtime.server = server
+            log.info("tfdesk Slack endpoint on http://%s:%d/slack/events (health: /healthz)",
+                     host, server.server_port)
+            server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        runtime.stop()

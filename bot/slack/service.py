@@ -1,0 +1,304 @@
+"""What tfdesk does for each kind of Slack request, after the listener has acked.
+
+No command logic lives here: every request becomes a command line run through
+``bot.parser.parse`` and ``bot.dispatch.run``, exactly as in the terminal, with the asking
+user as owner and the Slack thread as the place results go. This module only decides where
+answers appear, who may start compute work, and turns shared files into command lines.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from slack_sdk.errors import SlackApiError
+
+from bot.config import Config
+from bot.context import Context
+from bot.dispatch import run as run_command
+from bot.dispatch import run_line
+from bot.parser import HelpRequested, UsageError, parse
+from bot.registry import COMMANDS
+from bot.reply import Reply
+from bot.slack import blocks as bk
+from bot.slack import uploads
+from bot.slack.access import COMPUTE_COMMANDS, Gate
+from bot.slack.messenger import Messenger
+from bot.slack.store import SlackStore
+
+log = logging.getLogger(__name__)
+
+UPLOAD_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+MENTION = re.compile(r"<@[A-Z0-9]+(\|[^>]*)?>")
+
+
+@dataclass
+class Where:
+    """A Slack conversation and, when answering in a thread, its root."""
+    channel: str
+    user: str
+    thread_ts: str | None = None
+
+    def reply_to(self) -> dict[str, Any]:
+        return {"kind": "slack", "channel": self.channel, "thread_ts": self.thread_ts}
+
+
+class SlackService:
+    def __init__(self, config: Config, client, store: SlackStore, gate: Gate,
+                 messenger: Messenger):
+        self.config = config
+        self.client = client
+        self.store = store
+        self.gate = gate
+        self.messenger = messenger
+        section = config.section("slack")
+        self.model_limit = int(float(section.get("max_model_mb", uploads.DEFAULT_MODEL_LIMIT_MB))
+                               * 1024 * 1024)
+        self.uploads_dir = config.home / "slack" / "uploads"
+        # Set by the job publisher: called with (job_id, Where, status message ts).
+        self.on_job_started: Callable[[str, Where, str | None], None] | None = None
+
+    # -- shared pieces -------------------------------------------------------------------------
+    def context(self, where: Where) -> Context:
+        return Context(self.config, owner=where.user, reply_to=where.reply_to())
+
+    def _run(self, where: Where, argv: list[str] | str) -> tuple[Any, Reply, str | None]:
+        """Parse, authorise, run. Returns (command or None, reply, refusal reason or None)."""
+        line = argv if isinstance(argv, str) else shlex.join(argv)
+        try:
+            command = parse(argv)
+        except (HelpRequested, UsageError):
+            _, reply = run_line(self.context(where), argv)  # the help or usage answer
+            return None, reply, None
+        reason = self.gate.check(where.user, where.channel, command.name, line)
+        if reason:
+            return command, Reply.error(reason, {"refused": True}), reason
+        return command, run_command(self.context(where), command), None
+
+    def _answer(self, where: Where, reply: Reply, *, line: str | None = None,
+                as_json: bool = False, extra=(), status_ts: str | None = None) -> str | None:
+        """Post (or update ``status_ts`` with) a rendered reply, then upload its files."""
+        message = bk.render_reply(reply, user=where.user if line else None, line=line,
+                                  as_json=as_json, extra=extra)
+        if status_ts and self.messenger.update(where.channel, status_ts, message):
+            ts = status_ts
+        else:
+            ts = self.messenger.post(where.channel, message, thread_ts=where.thread_ts)
+        self._job_started(reply, where, ts)
+        if reply.files:
+            self.messenger.upload(where.channel, where.thread_ts or ts, reply.files)
+        return ts
+
+    def _job_started(self, reply: Reply, where: Where, ts: str | None) -> None:
+        job_id = bk.job_id_of(reply.data)
+        if job_id and reply.ok:
+            self.store.set_job_message(job_id, where.channel, where.thread_ts or ts, ts)
+            if self.on_job_started:
+                self.on_job_started(job_id, where, ts)
+
+    # -- /tf ---------------------------------------------------------------------------------
+    def slash(self, user: str, channel: str, text: str, respond: Callable | None = None) -> None:
+        text = (text or "").strip() or "help"
+        where = Where(channel, user)
+        try:
+            command = parse(text)
+        except (HelpRequested, UsageError):
+            command = None
+        if command is not None and (command.name in COMPUTE_COMMANDS or
+                                    COMMANDS[command.name].slow):
+            # Slow work answers in a thread: open it first so the job can report into it.
+            reason = self.gate.check(user, channel, command.name, text)
+            if reason:
+                self._ephemeral(where, Reply.error(reason, {"refused": True}), respond)
+                return
+            root = bk.render_reply(Reply(text=":hourglass_flowing_sand: working on it…"),
+                                   user=user, line=text)
+            ts = self.messenger.post(channel, root, keep=False)
+            if ts is None:
+                self._ephemeral(where, Reply.error(
+                    "tfdesk cannot post in this conversation; invite it (`/invite @tfdesk`) "
+                    "or use a channel it is in."), respond)
+                return
+            where.thread_ts = ts
+            reply = run_command(self.context(where), command)
+            if not reply.ok:
+                self.messenger.update(channel, ts, bk.render_reply(reply, user=user, line=text))
+                return
+            self._answer(where, reply, as_json=command.json)
+            return
+        command, reply, _ = self._run(where, text)
+        if command is None or not reply.ok:
+            # Help, usage errors and refusals are for the asker only.
+            self._ephemeral(where, reply, respond, as_json=bool(command and command.json))
+            return
+        message = bk.render_reply(reply, user=user, line=text, as_json=command.json)
+        ts = self.messenger.post(channel, message, keep=False)
+        if ts is None:  # not in this conversation: answer privately rather than not at all
+            self._ephemeral(where, reply, respond, as_json=command.json)
+            return
+        self._job_started(reply, where, ts)
+        if reply.files:
+            self.messenger.upload(channel, ts, reply.files)
+
+    def _ephemeral(self, where: Where, reply: Reply, respond=None, as_json=False) -> None:
+        self.messenger.ephemeral(where.channel, where.user,
+                                 bk.render_reply(reply, as_json=as_json),
+                                 thread_ts=where.thread_ts, respond=respond)
+
+    # -- mentions and direct messages -----------------------------------------------------------
+    def message(self, user: str, channel: str, ts: str, thread_ts: str | None, text: str,
+                files: list[dict[str, Any]]) -> None:
+        """A mention in a channel, or a direct message: files are converted, text is a command."""
+        where = Where(channel, user, thread_ts or ts)
+        instruction = MENTION.sub("", text or "").strip()
+        if files:
+            for f in files:
+                self.intake(where, f, instruction)
+            return
+        if not instruction:
+            instruction = "help"
+        command, reply, _ = self._run(where, instruction)
+        self._answer(where, reply, as_json=bool(command and command.json))
+
+    # -- file uploads --------------------------------------------------------------------------
+    def file_info(self, f: dict[str, Any]) -> dict[str, Any]:
+        if f.get("url_private_download") and f.get("name") and "size" in f:
+            return f
+        # Events may carry only the id ("file_access": "check_file_info").
+        return self.client.files_info(file=f["id"])["file"]
+
+    def intake(self, where: Where, f: dict[str, Any], instruction: str) -> None:
+        status_ts = None
+        try:
+            info = self.file_info(f)
+            name = info.get("name") or info.get("title") or f["id"]
+            kind = uploads.check_declared(name, info.get("size"), self.model_limit)
+            dest = self.uploads_dir / safe_key(info["id"]) / uploads.safe_name(name)
+            argv = (uploads.script_argv(dest, instruction) if kind.kind == "script"
+                    else uploads.model_argv(dest, instruction))
+            reason = self.gate.check(where.user, where.channel, argv[0], shlex.join(argv))
+            if reason:
+                raise uploads.UploadError(reason)
+            status_ts = self.messenger.post(where.channel, {
+                "text": f"Received {name}; converting…",
+                "blocks": [bk.section(f":inbox_tray: Received `{bk.escape(name)}` "
+                                      f"({kind.label}); converting…")]},
+                thread_ts=where.thread_ts, keep=False)
+            url = info.get("url_private_download") or info.get("url_private")
+            if not url:
+                raise uploads.UploadError(f"Slack gave no download link for `{name}`.")
+            uploads.download(url, self.config.slack_bot_token or "", dest, name, kind,
+                             uploads.limit_for(kind, self.model_limit))
+            # Which file in the folder is the user's, for the buttons later.
+            (dest.parent / "upload.json").write_text(json.dumps(
+                {"name": dest.name, "slack_name": name, "user": where.user}), encoding="utf-8")
+        except uploads.UploadError as exc:
+            reply = Reply.error(str(exc))
+            self._answer(where, reply, status_ts=status_ts)
+            return
+        except SlackApiError as exc:
+            self._answer(where, Reply.error(
+                f"could not read the file from Slack: {exc.response.get('error')}"),
+                status_ts=status_ts)
+            return
+        _, reply, _ = self._run(where, argv)
+        extra = []
+        if reply.ok and kind.kind == "script":
+            self._keep_report(dest, reply)
+            extra = [script_buttons(dest.parent.name, argv)]
+        self._answer(where, reply, extra=extra, status_ts=status_ts)
+
+    def _keep_report(self, dest: Path, reply: Reply) -> None:
+        data = reply.data if isinstance(reply.data, dict) else {}
+        report = data.get("report_text") or data.get("report") or reply.text
+        if not isinstance(report, str):
+            report = json.dumps(report, indent=2, default=str)
+        (dest.parent / "report.txt").write_text(report, encoding="utf-8")
+
+    def uploaded(self, key: str) -> Path:
+        if not UPLOAD_KEY.match(key or ""):
+            raise uploads.UploadError("that button refers to no upload.")
+        meta = self.uploads_dir / key / "upload.json"
+        try:
+            path = meta.parent / json.loads(meta.read_text(encoding="utf-8"))["name"]
+        except (OSError, ValueError, KeyError):
+            path = None
+        if path is None or not path.is_file():
+            raise uploads.UploadError("the uploaded file is gone; share it again.")
+        return path
+
+    # -- buttons ----------------------------------------------------------------------------
+    def action(self, action_id: str, value: str, user: str, channel: str,
+               thread_ts: str | None) -> None:
+        where = Where(channel, user, thread_ts)
+        try:
+            if action_id in {"tf_train2", "tf_convert_tfd", "tf_show_report"}:
+                key = _loads(value).get("u", "")
+                script = self.uploaded(key)
+                if action_id == "tf_show_report":
+                    report = script.parent / "report.txt"
+                    if not report.is_file():
+                        raise uploads.UploadError("no report was kept for that conversion.")
+                    text = report.read_text(encoding="utf-8")
+                    self.messenger.post(channel, bk.render_reply(Reply(text=text)),
+                                        thread_ts=thread_ts)
+                    if len(text) > bk.SECTION_LIMIT * 10:
+                        self.messenger.upload(channel, thread_ts, [report])
+                    return
+                target = _loads(value).get("to", "horovod")
+                argv = (["train", str(script), "--workers", "2", "--convert", target]
+                        if action_id == "tf_train2"
+                        else ["convert", str(script), "--to", "tf-distribute"])
+                extra = ([script_buttons(key, argv)] if action_id == "tf_convert_tfd" else [])
+            elif action_id == "tf_job_cancel":
+                argv, extra = ["cancel", value], []
+            elif action_id == "tf_job_logs":
+                argv, extra = ["logs", value], []
+            else:
+                return
+        except uploads.UploadError as exc:
+            self._ephemeral(where, Reply.error(str(exc)))
+            return
+        command, reply, reason = self._run(where, argv)
+        if reason:
+            self._ephemeral(where, reply)
+            return
+        if reply.ok and action_id == "tf_convert_tfd":
+            self._keep_report(self.uploaded(key), reply)
+        self._answer(where, reply, line=shlex.join(argv), extra=extra)
+
+    # -- App Home ------------------------------------------------------------------------------
+    def home(self, user: str) -> None:
+        from bot.slack.home import home_view
+        jobs = None
+        if "jobs" in COMMANDS:
+            _, reply = run_line(Context(self.config, owner=user), ["jobs", "--mine"])
+            jobs = reply
+        self.client.views_publish(user_id=user, view=home_view(user, jobs))
+
+
+def safe_key(file_id: str) -> str:
+    return file_id if UPLOAD_KEY.match(file_id) else re.sub(r"[^A-Za-z0-9_-]", "_", file_id)[:64]
+
+
+def _loads(value: str) -> dict[str, Any]:
+    try:
+        data = json.loads(value)
+    except (TypeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def script_buttons(key: str, argv: list[str]) -> dict[str, Any]:
+    target = argv[argv.index("--to") + 1] if "--to" in argv else "horovod"
+    buttons = [bk.button("Train with 2 workers", "tf_train2",
+                         bk.json_value({"u": key, "to": target}), "primary")]
+    if target != "tf-distribute":
+        buttons.append(bk.button("Convert to tf.distribute instead", "tf_convert_tfd",
+                                 bk.json_value({"u": key})))
+    buttons.append(bk.button("Show full report", "tf_show_report", bk.json_value({"u": key})))
+    return bk.actions(buttons, block_id=f"script:{key}")

@@ -1,0 +1,309 @@
+"""Pipeline runs: a chain of jobs with per-step state, outputs passed forward, a stop at the
+first failure with a clear report, and resumption from a chosen step (``--from``).
+
+Steps execute through a :class:`catalog.executor.StepExecutor` (the job engine). Every state
+change is committed as it happens, so ``pipeline status`` shows live progress from another
+process and a crash leaves an honest record.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sqlite3
+from typing import Any, Callable
+
+from catalog import components, entries, pipelines
+from catalog.errors import InvalidInput, NotFound
+from catalog.executor import StepExecutor, StepOutcome
+from catalog.outputs import register_job_outputs
+from catalog.store import now, transaction
+
+QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+PENDING, REUSED, NOT_RUN = "pending", "reused", "not-run"
+DONE_STEP = (SUCCEEDED, REUSED)
+WHOLE_REF = re.compile(r"^\$\{\s*([^}]*?)\s*\}$")
+
+
+def _expand_steps(conn, definition: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each step as {name, kind, with, environment, register, timeout}; component defaults
+    are merged under the step's own ``with``."""
+    out = []
+    for step in definition["steps"]:
+        params: dict[str, Any] = {}
+        kind = step.get("kind")
+        if step.get("component"):
+            comp = components.get(conn, step["component"])
+            kind = comp["kind"]
+            params.update(comp["params"])
+        params.update(step.get("with", {}) or {})
+        out.append({"name": step["name"], "kind": kind, "with": params,
+                    "component": step.get("component"),
+                    "environment": step.get("environment") or definition.get("environment"),
+                    "register": step.get("register"), "timeout": step.get("timeout")})
+    return out
+
+
+def start(conn: sqlite3.Connection, pipeline: str, owner: str,
+          reply_to: dict[str, Any] | None = None, from_step: str | None = None,
+          params: dict[str, Any] | None = None) -> str:
+    """Create a run (state queued) and return its id; :func:`execute` runs it."""
+    name, definition = pipelines.definition(conn, pipeline)
+    if params:
+        unknown = sorted(set(params) - set(definition.get("params", {}) or {}))
+        if unknown:
+            raise InvalidInput(f"pipeline {name!r} has no params {', '.join(unknown)} "
+                               f"(it has: {', '.join(definition.get('params', {})) or 'none'})")
+        definition["params"] = {**definition.get("params", {}), **params}
+    pipelines.check(conn, definition)
+    steps = _expand_steps(conn, definition)
+    names = [s["name"] for s in steps]
+    reused: dict[int, sqlite3.Row] = {}
+    resumed_from = None
+    if from_step is not None:
+        if from_step not in names:
+            raise InvalidInput(f"pipeline {name!r} has no step {from_step!r} "
+                               f"(steps: {', '.join(names)})")
+        first = names.index(from_step)
+        if first > 0:
+            resumed_from, reused = _earlier_outputs(conn, name, names[:first], from_step)
+    run_id = f"run-{secrets.token_hex(4)}"
+    project = definition.get("project")
+    with transaction(conn):
+        pid = entries.project_id(conn, project) if project else None
+        conn.execute("INSERT INTO catalog_runs (id, pipeline, definition, state, owner, "
+                     "project_id, reply_to, resumed_from, created) VALUES (?,?,?,?,?,?,?,?,?)",
+                     (run_id, name, json.dumps(definition), QUEUED, owner, pid,
+                      json.dumps(reply_to or {}), resumed_from, now()))
+        for idx, step in enumerate(steps):
+            old = reused.get(idx)
+            conn.execute(
+                "INSERT INTO catalog_run_steps (run_id, idx, name, kind, state, job_id, spec, "
+                "outputs, started, finished) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (run_id, idx, step["name"], step["kind"], REUSED if old else PENDING,
+                 old["job_id"] if old else None, json.dumps(step),
+                 old["outputs"] if old else None, old["started"] if old else None,
+                 old["finished"] if old else None))
+    return run_id
+
+
+def _earlier_outputs(conn, pipeline: str, names: list[str], from_step: str
+                     ) -> tuple[str, dict[int, sqlite3.Row]]:
+    """The newest run of ``pipeline`` whose steps ``names`` all finished: their outputs."""
+    for run in conn.execute("SELECT id FROM catalog_runs WHERE pipeline = ? "
+                            "ORDER BY created DESC, rowid DESC", (pipeline,)):
+        rows = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? ORDER BY idx",
+                            (run["id"],)).fetchall()
+        if len(rows) >= len(names) and all(
+                r["name"] == n and r["state"] in DONE_STEP for r, n in zip(rows, names)):
+            return run["id"], {i: rows[i] for i in range(len(names))}
+    raise InvalidInput(f"cannot start pipeline {pipeline!r} from step {from_step!r}: no earlier "
+                       f"run finished the steps before it ({', '.join(names)}); "
+                       f"run it from the start ('pipeline run {pipeline}')")
+
+
+class _Resolver:
+    def __init__(self, conn, params, outputs):
+        self.conn, self.params, self.outputs = conn, params, outputs
+        self.used: list[tuple[str, int]] = []
+
+    def value(self, expr: str) -> Any:
+        parts = expr.split(".", 1)
+        head, rest = parts[0], parts[1] if len(parts) > 1 else ""
+        if head == "params":
+            return self.params[rest]
+        if head == "steps":
+            step, _, key = rest.partition(".outputs.")
+            outs = self.outputs.get(step, {})
+            if key not in outs:
+                raise InvalidInput(f"step {step!r} produced no output {key!r} "
+                                   f"(it produced: {', '.join(outs) or 'nothing'})")
+            return outs[key]
+        if head == "datasets":
+            row = self.conn.execute("SELECT id, uri FROM catalog_datasets WHERE name = ?",
+                                    (rest,)).fetchone()
+            if row is None:
+                raise NotFound(f"dataset {rest!r} is no longer in the catalog")
+            self.used.append(("dataset", row["id"]))
+            return row["uri"]
+        if head == "models":
+            from catalog import models
+            m = models.get(self.conn, rest)
+            self.used.append(("model", m["id"]))
+            return m["artifact_uri"]
+        raise InvalidInput(f"unknown reference ${{{expr}}}")
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, str):
+            whole = WHOLE_REF.match(value)
+            if whole:  # keep the referenced value's type (numbers, lists)
+                return self.value(whole.group(1))
+            return pipelines.REF_RE.sub(lambda m: str(self.value(m.group(1).strip())), value)
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        return value
+
+
+def _set_step(conn, run_id: str, idx: int, **fields) -> None:
+    for key in ("outputs", "spec"):
+        if key in fields and not isinstance(fields[key], str):
+            fields[key] = json.dumps(fields[key], default=str)
+    cols = ", ".join(f"{k} = ?" for k in fields)
+    with transaction(conn):
+        conn.execute(f"UPDATE catalog_run_steps SET {cols} WHERE run_id = ? AND idx = ?",
+                     (*fields.values(), run_id, idx))
+
+
+def _finish(conn, run_id: str, state: str, error: str | None = None) -> None:
+    with transaction(conn):
+        conn.execute("UPDATE catalog_runs SET state = ?, error = ?, finished = ? WHERE id = ?",
+                     (state, error, now(), run_id))
+        conn.execute("UPDATE catalog_run_steps SET state = ? WHERE run_id = ? AND state = ?",
+                     (NOT_RUN, run_id, PENDING))
+        entries.release_uses(conn, f"run {run_id}")
+
+
+def execute(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
+            progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Run the pending steps in order; stop at the first failure. Returns :func:`status`."""
+    run = _run_row(conn, run_id)
+    if run["state"] != QUEUED:
+        raise InvalidInput(f"run {run_id} is {run['state']}; only a queued run can be executed "
+                           f"(start a new one with 'pipeline run {run['pipeline']}')")
+    definition = json.loads(run["definition"])
+    reply_to = json.loads(run["reply_to"])
+    project = definition.get("project")
+    with transaction(conn):
+        conn.execute("UPDATE catalog_runs SET state = ? WHERE id = ?", (RUNNING, run_id))
+    steps = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? ORDER BY idx",
+                         (run_id,)).fetchall()
+    outputs = {s["name"]: json.loads(s["outputs"]) for s in steps if s["state"] in DONE_STEP}
+    total = len(steps)
+    for s in steps:
+        if s["state"] != PENDING:
+            continue
+        step = json.loads(s["spec"])
+        name = step["name"]
+        if progress:
+            progress(f"{run['pipeline']}: step {name} ({step['kind']})", s["idx"], total)
+        resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
+        job_id = None
+        try:
+            spec = resolver.resolve(step["with"])
+            spec = {**spec, "pipeline_run": run_id, "step": name}
+            if project:
+                spec.setdefault("project", project)
+            if step.get("environment"):
+                spec.setdefault("environment", step["environment"])
+            if step.get("register"):
+                spec.setdefault("register", step["register"])
+            with transaction(conn):
+                for kind, item_id in resolver.used:
+                    entries.mark_use(conn, kind, item_id, f"run {run_id}")
+            _set_step(conn, run_id, s["idx"], state=RUNNING, started=now(), spec={**step,
+                      "resolved": spec})
+            job_id = executor.submit(step["kind"], spec, run["owner"], reply_to)
+            job_id = str(getattr(job_id, "id", job_id))
+            _set_step(conn, run_id, s["idx"], job_id=job_id)
+            outcome = executor.wait(job_id, step.get("timeout"))
+        except Exception as exc:  # noqa: BLE001 - a step's failure is reported, never raised
+            message = str(exc) if getattr(exc, "user_facing", False) else \
+                f"{type(exc).__name__}: {exc}"
+            outcome = StepOutcome(state=FAILED, error=message)
+        if not outcome.ok:
+            error = outcome.error or f"the job ended {outcome.state}"
+            _set_step(conn, run_id, s["idx"], state=FAILED, error=error, finished=now())
+            where = f" (job {job_id})" if job_id else ""
+            _finish(conn, run_id, FAILED,
+                    f"step {name!r}{where} {outcome.state if outcome.state != FAILED else 'failed'}"
+                    f": {error}")
+            break
+        step_outputs = dict(outcome.outputs)
+        try:
+            registered = register_job_outputs(
+                conn, {"id": job_id, "kind": step["kind"], "spec": spec, "owner": run["owner"],
+                       "state": SUCCEEDED}, outcome.artifacts, outcome.results, run_id=run_id,
+                name=step.get("register"), tf_version=outcome.tf_version)
+        except Exception as exc:  # noqa: BLE001
+            msg = str(exc) if getattr(exc, "user_facing", False) else f"{type(exc).__name__}: {exc}"
+            _set_step(conn, run_id, s["idx"], state=FAILED, finished=now(),
+                      error=f"the job succeeded but registering its outputs failed: {msg}",
+                      outputs=step_outputs)
+            _finish(conn, run_id, FAILED, f"step {name!r} (job {job_id}): registering its "
+                                          f"outputs failed: {msg}")
+            break
+        models_made = [m["ref"] for m in registered if "ref" in m and m.get("job_id") == job_id]
+        if models_made:
+            step_outputs.setdefault("catalog_model", models_made[0])
+        outputs[name] = step_outputs
+        _set_step(conn, run_id, s["idx"], state=SUCCEEDED, outputs=step_outputs,
+                  finished=now())
+    else:
+        _finish(conn, run_id, SUCCEEDED)
+    if progress:
+        progress(f"{run['pipeline']}: done", total, total)
+    return status(conn, run_id)
+
+
+def _run_row(conn, run_id: str) -> sqlite3.Row:
+    row = conn.execute("SELECT * FROM catalog_runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no pipeline run {run_id!r}; 'pipelines show NAME' lists recent runs")
+    return row
+
+
+def status(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
+    run = _run_row(conn, run_id)
+    steps = []
+    for s in conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? ORDER BY idx",
+                          (run_id,)):
+        steps.append({"name": s["name"], "kind": s["kind"], "state": s["state"],
+                      "job_id": s["job_id"], "error": s["error"],
+                      "outputs": json.loads(s["outputs"]) if s["outputs"] else {},
+                      "started": entries.iso(s["started"]), "finished": entries.iso(s["finished"])})
+    models = [f"{r['name']}:{r['version']}" for r in conn.execute(
+        "SELECT name, version FROM catalog_models WHERE run_id = ? ORDER BY id", (run_id,))]
+    failed = next((s for s in steps if s["state"] == FAILED), None)
+    hint = (f"fix the cause, then resume with: pipeline run {run['pipeline']} --from "
+            f"{failed['name']}" if failed else None)
+    return {"id": run["id"], "pipeline": run["pipeline"], "state": run["state"],
+            "owner": run["owner"], "error": run["error"], "resumed_from": run["resumed_from"],
+            "created": entries.iso(run["created"]), "finished": entries.iso(run["finished"]),
+            "steps": steps, "models": models, "resume_hint": hint}
+
+
+def list_runs(conn: sqlite3.Connection, pipeline: str | None = None, limit: int = 20
+              ) -> list[dict[str, Any]]:
+    sql = "SELECT id, pipeline, state, owner, created, finished, error FROM catalog_runs"
+    params: list[Any] = []
+    if pipeline:
+        sql += " WHERE pipeline = ?"
+        params.append(pipeline)
+    sql += " ORDER BY created DESC, rowid DESC LIMIT ?"
+    rows = conn.execute(sql, (*params, limit)).fetchall()
+    return [{**dict(r), "created": entries.iso(r["created"]),
+             "finished": entries.iso(r["finished"])} for r in rows]
+
+
+def render(st: dict[str, Any]) -> str:
+    """A run's report as text: one line per step, then the failure and how to resume."""
+    marks = {SUCCEEDED: "ok", REUSED: "reused", FAILED: "FAILED", RUNNING: "running",
+             PENDING: "pending", NOT_RUN: "not run"}
+    lines = [f"pipeline {st['pipeline']} run {st['id']}: {st['state']}"
+             + (f" (resumed from {st['resumed_from']})" if st["resumed_from"] else "")]
+    for s in st["steps"]:
+        job = f" job {s['job_id']}" if s["job_id"] else ""
+        outs = ", ".join(f"{k}={v}" for k, v in s["outputs"].items()) if s["outputs"] else ""
+        lines.append(f"  {marks.get(s['state'], s['state']):>8}  {s['name']} ({s['kind']})"
+                     f"{job}" + (f"  -> {outs}" if outs else ""))
+    if st["error"]:
+        lines.append(f"error: {st['error']}")
+    if st["resume_hint"]:
+        lines.append(st["resume_hint"])
+    if st["models"]:
+        lines.append("registered models: " + ", ".join(st["models"]))
+    return "\n".join(lines)
+
+

@@ -1,0 +1,209 @@
+"""The catalog's tables in the state SQLite database: schema, connection, transactions.
+
+The state database is shared with the job engine and the Slack dedupe table, so every catalog
+table is prefixed ``catalog_`` and the schema version lives in ``catalog_meta`` (not in
+``PRAGMA user_version``, which belongs to no one package).
+"""
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import contextmanager
+from itertools import count
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS catalog_projects (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    description TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS catalog_channel_projects (
+    channel TEXT PRIMARY KEY,
+    project_id INTEGER NOT NULL REFERENCES catalog_projects(id) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS catalog_project_jobs (
+    project_id INTEGER NOT NULL REFERENCES catalog_projects(id) ON DELETE CASCADE,
+    job_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, job_id)
+);
+CREATE TABLE IF NOT EXISTS catalog_datasets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    uri TEXT NOT NULL,
+    format TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL,
+    size_bytes INTEGER,
+    project_id INTEGER REFERENCES catalog_projects(id),
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS catalog_datasets_project ON catalog_datasets(project_id, created);
+CREATE INDEX IF NOT EXISTS catalog_datasets_owner ON catalog_datasets(owner, created);
+CREATE INDEX IF NOT EXISTS catalog_datasets_created ON catalog_datasets(created);
+CREATE TABLE IF NOT EXISTS catalog_models (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL COLLATE NOCASE,
+    version INTEGER NOT NULL,
+    format TEXT NOT NULL,
+    tf_version TEXT NOT NULL DEFAULT '',
+    job_id TEXT,
+    run_id TEXT,
+    parent_id INTEGER REFERENCES catalog_models(id) ON DELETE SET NULL,
+    dataset_id INTEGER REFERENCES catalog_datasets(id) ON DELETE SET NULL,
+    validation TEXT,
+    benchmark TEXT,
+    artifact_uri TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL,
+    project_id INTEGER REFERENCES catalog_projects(id),
+    created REAL NOT NULL,
+    UNIQUE (name, version)
+);
+CREATE INDEX IF NOT EXISTS catalog_models_project ON catalog_models(project_id, created);
+CREATE INDEX IF NOT EXISTS catalog_models_owner ON catalog_models(owner, created);
+CREATE INDEX IF NOT EXISTS catalog_models_created ON catalog_models(created);
+CREATE INDEX IF NOT EXISTS catalog_models_job ON catalog_models(job_id);
+CREATE TABLE IF NOT EXISTS catalog_environments (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    kind TEXT NOT NULL CHECK (kind IN ('local', 'image')),
+    image TEXT NOT NULL DEFAULT '',
+    python TEXT NOT NULL DEFAULT '',
+    tf_version TEXT NOT NULL DEFAULT '',
+    keras_version TEXT NOT NULL DEFAULT '',
+    horovod_version TEXT NOT NULL DEFAULT '',
+    is_default INTEGER NOT NULL DEFAULT 0,
+    description TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL,
+    project_id INTEGER REFERENCES catalog_projects(id),
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS catalog_components (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL COLLATE NOCASE,
+    version INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    description TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL,
+    project_id INTEGER REFERENCES catalog_projects(id),
+    created REAL NOT NULL,
+    UNIQUE (name, version)
+);
+CREATE TABLE IF NOT EXISTS catalog_pipelines (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    definition TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL,
+    project_id INTEGER REFERENCES catalog_projects(id),
+    created REAL NOT NULL
+);
+-- What a pipeline definition names (datasets, components, environments, models), so deletes
+-- can list dependants without re-reading every definition.
+CREATE TABLE IF NOT EXISTS catalog_pipeline_refs (
+    pipeline_id INTEGER NOT NULL REFERENCES catalog_pipelines(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL COLLATE NOCASE,
+    PRIMARY KEY (kind, name, pipeline_id)
+);
+CREATE TABLE IF NOT EXISTS catalog_runs (
+    id TEXT PRIMARY KEY,
+    pipeline TEXT NOT NULL COLLATE NOCASE,
+    definition TEXT NOT NULL,
+    state TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    project_id INTEGER REFERENCES catalog_projects(id) ON DELETE SET NULL,
+    reply_to TEXT NOT NULL DEFAULT '{}',
+    resumed_from TEXT,
+    error TEXT,
+    created REAL NOT NULL,
+    finished REAL
+);
+CREATE INDEX IF NOT EXISTS catalog_runs_pipeline ON catalog_runs(pipeline, created);
+CREATE TABLE IF NOT EXISTS catalog_run_steps (
+    run_id TEXT NOT NULL REFERENCES catalog_runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    job_id TEXT,
+    spec TEXT,
+    outputs TEXT,
+    error TEXT,
+    started REAL,
+    finished REAL,
+    PRIMARY KEY (run_id, idx)
+);
+-- Reads of catalog entries by running work (a job reading a model), deletes are refused
+-- while one is active.
+CREATE TABLE IF NOT EXISTS catalog_uses (
+    kind TEXT NOT NULL,
+    item_id INTEGER NOT NULL,
+    user TEXT NOT NULL,
+    PRIMARY KEY (kind, item_id, user)
+);
+CREATE TABLE IF NOT EXISTS catalog_tags (
+    kind TEXT NOT NULL,
+    tag TEXT NOT NULL,
+    item_id INTEGER NOT NULL,
+    PRIMARY KEY (kind, tag, item_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS catalog_tags_item ON catalog_tags(kind, item_id);
+"""
+
+
+def open_db(path: str | Path) -> sqlite3.Connection:
+    """Open (and create or upgrade) the catalog tables in the state database at ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # isolation_level=None: we issue BEGIN/COMMIT ourselves (see transaction()).
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=30,
+                           check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    with transaction(conn):
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.execute("INSERT OR IGNORE INTO catalog_meta VALUES ('schema_version', ?)",
+                      (str(SCHEMA_VERSION),))
+    return conn
+
+
+_savepoints = count()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection):
+    """All-or-nothing: BEGIN IMMEDIATE at the outermost level, SAVEPOINTs when nested."""
+    if conn.in_transaction:
+        name = f"sp{next(_savepoints)}"
+        conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        conn.execute(f"RELEASE {name}")
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def now() -> float:
+    return time.time()

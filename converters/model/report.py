@@ -1,0 +1,83 @@
+"""The conversion report: a PNG chart (matplotlib) and a short text summary.
+
+Both read only the JSON report, so the bot can redraw a chart from a report a remote
+(Kubernetes) run sent back.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def chart(report: dict, out: Path) -> Path | None:
+    bench = report.get("benchmark") or {}
+    series = {k: v for k, v in bench.items() if k in ("original", "converted") and v}
+    if not series:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    labels = {"original": bench.get("original_label", "TensorFlow"),
+              "converted": bench.get("converted_label", "converted")}
+    batches = sorted({r["batch"] for rows in series.values() for r in rows})
+    x = np.arange(len(batches))
+    width = 0.8 / len(series)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    for i, (key, rows) in enumerate(series.items()):
+        by = {r["batch"]: r for r in rows}
+        p50 = [by[b]["p50_ms"] if b in by else 0 for b in batches]
+        p99 = [by[b]["p99_ms"] if b in by else 0 for b in batches]
+        err = [np.subtract(p99, p50).clip(0), np.zeros(len(batches))]
+        ax1.bar(x + i * width, p50, width, yerr=err[::-1], capsize=3, label=labels[key])
+        ax2.bar(x + i * width, [by[b]["throughput_per_s"] if b in by else 0 for b in batches],
+                width, label=labels[key])
+    for ax, title, unit in ((ax1, "Latency p50 (bar) to p99 (whisker)", "ms"),
+                            (ax2, "Throughput", "samples/s")):
+        ax.set_xticks(x + width * (len(series) - 1) / 2, [str(b) for b in batches])
+        ax.set_xlabel("batch size")
+        ax.set_ylabel(unit)
+        ax.set_title(title)
+        ax.legend()
+    fig.suptitle(f"{report.get('model', {}).get('name', 'model')}: "
+                 f"{labels['original']} vs {labels['converted']}")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def summary(report: dict) -> str:
+    lines = []
+    model = report.get("model", {})
+    conv = report.get("conversion", {})
+    if report.get("mode") == "infer":
+        lines.append(f"Benchmark of {model.get('name', 'model')} ({report.get('backend', '')})")
+    else:
+        lines.append(f"Converted {model.get('name', 'model')} -> {conv.get('target', '?')} "
+                     f"({conv.get('precision', 'fp32')}"
+                     + (f", opset {conv['opset']}" if conv.get("opset") else "") + ")")
+    if report.get("status") == "needs_gpu":
+        lines.append("TensorRT engine: needs a GPU runner. " + report.get("needs_gpu", {}).get(
+            "reason", "") + " — Kubernetes manifests attached (trt-build.yaml).")
+    val = report.get("validation")
+    if val:
+        worst = max((o.get("max_abs_error", 0) for o in val["outputs"].values()), default=0)
+        tol = val["tolerance"]
+        lines.append(f"Validation: {'PASS' if val['passed'] else 'FAIL'} on "
+                     f"{val.get('samples', '?')} samples (max abs error {worst:.3g}; "
+                     f"atol {tol['atol']:g}, rtol {tol['rtol']:g})")
+    bench = report.get("benchmark") or {}
+    for s in bench.get("speedups", []):
+        o = next(r for r in bench["original"] if r["batch"] == s["batch"])
+        c = next(r for r in bench["converted"] if r["batch"] == s["batch"])
+        lines.append(f"  batch {s['batch']:>4}: p50 {o['p50_ms']:.2f} ms -> {c['p50_ms']:.2f} ms "
+                     f"({s['p50_speedup']:.1f}x), {c['throughput_per_s']:.0f} samples/s")
+    if not bench.get("speedups"):
+        for r in bench.get("original", []) or []:
+            lines.append(f"  batch {r['batch']:>4}: p50 {r['p50_ms']:.2f} ms, p99 "
+                         f"{r['p99_ms']:.2f} ms, {r['throughput_per_s']:.0f} samples/s")
+    for w in report.get("warnings", []):
+        lines.append(f"note: {w}")
+    return "\n".join(lines)

@@ -1,0 +1,250 @@
+"""The analysis pass: what kind of training script this is, before anything is rewritten."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from converters.script import tables as T
+from converters.script.names import canonical, dotted, qualified
+
+STYLES = ("keras_fit", "custom_loop", "tf1_session", "estimator")
+
+
+@dataclass
+class Analysis:
+    styles: list[str] = field(default_factory=list)
+    # Which Keras the script uses: "tf.keras", "keras" (standalone; 2.x or 3 by install),
+    # "tf_keras", "keras3" (uses Keras 3-only APIs), or None.
+    keras: str | None = None
+    keras3_evidence: list[tuple[int, str]] = field(default_factory=list)
+    already_distributed: str | None = None  # "horovod" or "tf.distribute"
+    distributed_line: int | None = None
+    has_training: bool = False
+    evidence: dict[str, int] = field(default_factory=dict)  # style -> first line seen
+    # For the transforms (not part of the public dict):
+    aliases: dict[str, str] = field(default_factory=dict)
+    tf_alias: str | None = None
+    keras_alias: str | None = None
+    names: set[str] = field(default_factory=set)
+    model_classes: set[str] = field(default_factory=set)
+    builders: set[str] = field(default_factory=set)
+    step_functions: set[str] = field(default_factory=set)
+    schedule_names: set[str] = field(default_factory=set)
+    file_callback_names: set[str] = field(default_factory=set)
+    estimator_names: set[str] = field(default_factory=set)
+    has_steps_per_epoch: bool = False
+    first_import_line: int = 1
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        keep = ("styles", "keras", "already_distributed", "distributed_line", "has_training",
+                "evidence")
+        out = {k: d[k] for k in keep}
+        out["keras3_evidence"] = [{"line": ln, "api": api} for ln, api in self.keras3_evidence]
+        return out
+
+    def q(self, node: cst.BaseExpression) -> str | None:
+        return canonical(qualified(node, self.aliases))
+
+
+class _Visitor(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, a: Analysis):
+        self.a = a
+        self.funcs: list[dict] = []  # stack of {"name", "creates", "trains", "returns", "calls"}
+        self.all_funcs: list[dict] = []
+        self.classes = 0
+
+    def line(self, node) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def style(self, style: str, node, training: bool = False):
+        if style not in self.a.styles:
+            self.a.styles.append(style)
+            self.a.evidence[style] = self.line(node)
+        if training:
+            self.a.has_training = True
+            self.a.evidence.setdefault(f"{style}:training", self.line(node))
+        if self.funcs:
+            self.funcs[-1]["trains"] = True
+
+    # imports -------------------------------------------------------------------------
+    def _alias(self, local: str, full: str, node):
+        self.a.aliases[local] = full
+        if full == "tensorflow" or full == "tensorflow.compat.v2":
+            self.a.tf_alias = self.a.tf_alias or local
+        if full.startswith("horovod"):
+            self._distributed("horovod", node)
+        top = full.split(".")[0]
+        if full in ("keras",) or top == "keras":
+            self.a.keras = self.a.keras if self.a.keras == "keras3" else "keras"
+            if full == "keras":
+                self.a.keras_alias = local
+        elif top == "tf_keras":
+            self.a.keras = "tf_keras"
+            if full == "tf_keras":
+                self.a.keras_alias = local
+        elif full.startswith("tensorflow.keras") and self.a.keras is None:
+            self.a.keras = "tf.keras"
+        if full.startswith("keras."):
+            self._keras3(full, node)
+
+    def visit_Import(self, node: cst.Import):
+        for n in node.names:
+            full = dotted(n.name)
+            if n.asname:
+                self._alias(n.asname.name.value, full, node)
+            else:
+                self._alias(full.split(".")[0], full.split(".")[0], node)
+                if full != full.split(".")[0]:
+                    self._alias(full, full, node)
+        if not self.funcs:
+            self.a.first_import_line = min(self.a.first_import_line, self.line(node))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom):
+        if node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        mod = dotted(node.module)
+        for n in node.names:
+            full = f"{mod}.{dotted(n.name)}"
+            local = n.asname.name.value if n.asname else dotted(n.name)
+            self._alias(local, full, node)
+
+    # code --------------------------------------------------------------------------
+    def _distributed(self, kind: str, node):
+        if not self.a.already_distributed:
+            self.a.already_distributed = kind
+            self.a.distributed_line = self.line(node)
+
+    def _keras3(self, full: str, node):
+        if any(full == p or full.startswith(p + ".") for p in T.KERAS3_ONLY_PREFIXES):
+            self.a.keras3_evidence.append((self.line(node), full))
+            self.a.keras = "keras3"
+
+    def visit_Name(self, node: cst.Name):
+        self.a.names.add(node.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString):
+        if "KERAS_BACKEND" in node.value:
+            self.a.keras3_evidence.append((self.line(node), "KERAS_BACKEND"))
+            self.a.keras = "keras3"
+
+    def visit_Attribute(self, node: cst.Attribute):
+        full = qualified(node, self.a.aliases)
+        if full and full.startswith("keras."):
+            self._keras3(full, node)
+        if full and full.startswith("tensorflow.keras") and self.a.keras is None:
+            self.a.keras = "tf.keras"
+
+    def visit_ClassDef(self, node: cst.ClassDef):
+        for b in node.bases:
+            if self.a.q(b.value) in T.MODEL_CONSTRUCTORS:
+                self.a.model_classes.add(node.name.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef):
+        f = {"name": node.name.value, "creates": False, "trains": False, "returns": False,
+             "tape": False, "calls": set()}
+        self.funcs.append(f)
+        self.all_funcs.append(f)
+
+    def leave_FunctionDef(self, node):
+        self.funcs.pop()
+
+    def visit_Return(self, node: cst.Return):
+        if self.funcs and node.value is not None:
+            self.funcs[-1]["returns"] = True
+
+    def visit_Assign(self, node: cst.Assign):
+        if isinstance(node.value, cst.Call):
+            q = self.a.q(node.value.func)
+            targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+            if q in T.SCHEDULES:
+                self.a.schedule_names.update(targets)
+            if q in T.FILE_CALLBACKS:
+                self.a.file_callback_names.update(targets)
+            if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
+                    and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
+                self.a.estimator_names.update(targets)
+
+    def visit_With(self, node: cst.With):
+        for item in node.items:
+            if isinstance(item.item, cst.Call):
+                q = self.a.q(item.item.func)
+                if q and q.endswith("GradientTape"):
+                    self.style("custom_loop", node)
+                    if self.funcs:
+                        self.funcs[-1]["tape"] = True
+                if q in T.TF1_SESSIONS:
+                    self.style("tf1_session", node, training=True)
+
+    def visit_Call(self, node: cst.Call):
+        func = node.func
+        q = self.a.q(func)
+        if self.funcs and isinstance(func, cst.Name):
+            self.funcs[-1]["calls"].add(func.value)
+        if q:
+            if q.startswith("horovod"):
+                self._distributed("horovod", node)
+            if q in T.STRATEGIES:
+                self._distributed("tf.distribute", node)
+            if q in T.MODEL_CONSTRUCTORS or q in T.KERAS_OPTIMIZERS or q in T.TF1_OPTIMIZERS:
+                if self.funcs:
+                    self.funcs[-1]["creates"] = True
+            if q.endswith("GradientTape"):
+                self.style("custom_loop", node)
+            if q in T.TF1_SESSIONS:
+                self.style("tf1_session", node, training=True)
+            if (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
+                    and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
+                self.style("estimator", node)
+        if isinstance(func, cst.Name) and func.value in self.a.model_classes and self.funcs:
+            self.funcs[-1]["creates"] = True
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            recv = dotted(func.value)
+            if attr == "fit" and recv not in T.NON_TF_RECEIVERS:
+                self.style("keras_fit", node, training=True)
+                if any(a.keyword and a.keyword.value == "steps_per_epoch" for a in node.args):
+                    self.a.has_steps_per_epoch = True
+            elif attr == "compile" and self.funcs:
+                self.funcs[-1]["creates"] = True
+            elif attr == "apply_gradients":
+                self.style("custom_loop", node, training=True)
+            elif attr == "minimize" and ("tf1_session" in self.a.styles or "estimator" in self.a.styles
+                                         or self._tf1_optimizer(func.value)):
+                style = "estimator" if "estimator" in self.a.styles else "tf1_session"
+                self.style(style, node, training=True)
+            elif attr == "train" and (recv in self.a.estimator_names or any(
+                    a.keyword and a.keyword.value == "input_fn" for a in node.args)):
+                self.style("estimator", node, training=True)
+
+    def _tf1_optimizer(self, node) -> bool:
+        return isinstance(node, cst.Call) and self.a.q(node.func) in T.TF1_OPTIMIZERS
+
+
+def analyze(module: cst.Module) -> Analysis:
+    a = Analysis()
+    v = _Visitor(a)
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(v)
+    # Builders: functions that create a model or optimizer and return it, without training.
+    # Their call sites are where tf.distribute needs its scope.
+    funcs = v.all_funcs
+    changed = True
+    while changed:
+        changed = False
+        for f in funcs:
+            if f["name"] in a.builders or not f["returns"] or f["trains"] or f["tape"]:
+                continue
+            if f["creates"] or f["calls"] & (a.builders | a.model_classes):
+                a.builders.add(f["name"])
+                changed = True
+    a.step_functions = {f["name"] for f in funcs if f["tape"]}
+    if "custom_loop" in a.styles and "custom_loop:training" not in a.evidence:
+        a.styles.remove("custom_loop")  # a tape without apply_gradients is not training
+        a.evidence.pop("custom_loop", None)
+    if "estimator" in a.styles and "estimator:training" not in a.evidence:
+        a.has_training = a.has_training or False
+    return a

@@ -1,0 +1,117 @@
+"""Small LibCST helpers: dotted names, canonical API names, building and reading calls."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script.tables import CANONICAL_PREFIXES
+
+_EMPTY = cst.Module(body=[])
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def canonical(full: str | None) -> str | None:
+    if not full:
+        return full
+    for prefix, repl in CANONICAL_PREFIXES:
+        if full.startswith(prefix):
+            full = repl + full[len(prefix):]
+            if repl == "keras.":  # keras.optimizers.legacy.X after tf.keras -> keras.X
+                for p2, r2 in CANONICAL_PREFIXES:
+                    if p2.startswith("keras.") and full.startswith(p2):
+                        return r2 + full[len(p2):]
+            return full
+    return full
+
+
+def qualified(node: cst.BaseExpression, aliases: dict[str, str]) -> str | None:
+    """The full dotted name an expression refers to, through the script's imports."""
+    name = dotted(node)
+    if not name:
+        return None
+    head, _, rest = name.partition(".")
+    if head in aliases:
+        head = aliases[head]
+    return f"{head}.{rest}" if rest else head
+
+
+def code(node: cst.CSTNode) -> str:
+    return _EMPTY.code_for_node(node)
+
+
+def expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def statements(text: str) -> list[cst.BaseStatement]:
+    return list(cst.parse_module(text).body)
+
+
+def find_arg(call: cst.Call, keyword: str | tuple[str, ...],
+             position: int | None) -> tuple[int, cst.Arg] | None:
+    """Index and Arg of a keyword (or the positional at ``position``) in a call."""
+    keywords = (keyword,) if isinstance(keyword, str) else keyword
+    positional = 0
+    for i, a in enumerate(call.args):
+        if a.keyword is not None:
+            if a.keyword.value in keywords:
+                return i, a
+        elif a.star:
+            return None  # *args: positions are unknowable
+        else:
+            if position is not None and positional == position:
+                return i, a
+            positional += 1
+    return None
+
+
+def replace_arg(call: cst.Call, index: int, value: cst.BaseExpression) -> cst.Call:
+    args = list(call.args)
+    args[index] = args[index].with_changes(value=value)
+    return call.with_changes(args=args)
+
+
+def add_kwarg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    args = list(call.args)
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        pass
+    new = cst.Arg(value=value, keyword=cst.Name(name),
+                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")))
+    if args and isinstance(args[-1].comma, cst.Comma):
+        # keep a trailing comma style: append after it
+        return call.with_changes(args=[*args, new.with_changes(comma=args[-1].comma)])
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, new])
+
+
+def prepend_arg(call: cst.Call, value: cst.BaseExpression) -> cst.Call:
+    new = cst.Arg(value=value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[new, *call.args])
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Integer, cst.Float, cst.Subscript,
+          cst.SimpleString)
+
+
+def times(value: cst.BaseExpression, factor: str) -> cst.BaseExpression:
+    """``value * factor``, parenthesised when the value needs it; keeps the original text."""
+    text = code(value).strip()
+    if not isinstance(value, _ATOMS) or value.lpar:
+        text = f"({text})" if not value.lpar else text
+    return expr(f"{text} * {factor}")
+
+
+def floordiv(value: cst.BaseExpression, divisor: str) -> cst.BaseExpression:
+    text = code(value).strip()
+    if not isinstance(value, _ATOMS) or value.lpar:
+        text = f"({text})" if not value.lpar else text
+    return expr(f"max(1, {text} // {divisor})")

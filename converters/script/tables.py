@@ -1,0 +1,107 @@
+"""The API knowledge the rules apply, as data (in the manner of tf_upgrade_v2's renames tables).
+
+Names are canonical: ``tensorflow.keras.X``, ``keras.X`` and ``tf_keras.X`` all read as
+``keras.X``; ``tensorflow.compat.v1.X`` reads as ``tf1.X``; other ``tensorflow.X`` as ``tf.X``.
+"""
+from __future__ import annotations
+
+# Prefix rewrites that make every spelling of one API the same canonical name (first match wins).
+CANONICAL_PREFIXES = [
+    ("tensorflow.compat.v1.keras.", "keras."),
+    ("tensorflow.compat.v2.keras.", "keras."),
+    ("tensorflow.python.keras.", "keras."),
+    ("tensorflow.keras.", "keras."),
+    ("tf_keras.", "keras."),
+    ("keras.src.", "keras."),
+    ("keras.optimizers.legacy.", "keras.optimizers."),
+    ("keras.optimizers.experimental.", "keras.optimizers."),
+    ("tensorflow.optimizers.", "keras.optimizers."),
+    ("tensorflow.compat.v1.", "tf1."),
+    ("tensorflow.compat.v2.", "tf."),
+    ("tensorflow.", "tf."),
+]
+
+# Keras optimizer classes -> default learning rate (used when the script passes none).
+KERAS_OPTIMIZERS = {
+    "keras.optimizers.Adam": "0.001", "keras.optimizers.AdamW": "0.001",
+    "keras.optimizers.SGD": "0.01", "keras.optimizers.RMSprop": "0.001",
+    "keras.optimizers.Adagrad": "0.001", "keras.optimizers.Adadelta": "0.001",
+    "keras.optimizers.Adamax": "0.001", "keras.optimizers.Nadam": "0.001",
+    "keras.optimizers.Ftrl": "0.001", "keras.optimizers.Adafactor": "0.001",
+    "keras.optimizers.Lion": "0.001",
+}
+# TF1 optimizers (graph code, Estimator model_fn) -> default learning rate or None if required.
+TF1_OPTIMIZERS = {
+    f"{ns}.train.{name}": default
+    for ns in ("tf1", "tf")
+    for name, default in [("AdamOptimizer", "0.001"), ("GradientDescentOptimizer", None),
+                          ("MomentumOptimizer", None), ("RMSPropOptimizer", None),
+                          ("AdagradOptimizer", None), ("AdadeltaOptimizer", "0.001"),
+                          ("FtrlOptimizer", None)]
+}
+LR_KEYWORDS = ("learning_rate", "lr")
+
+# compile(optimizer="adam") strings -> Keras class name.
+STRING_OPTIMIZERS = {
+    "adam": "Adam", "adamw": "AdamW", "sgd": "SGD", "rmsprop": "RMSprop", "adagrad": "Adagrad",
+    "adadelta": "Adadelta", "adamax": "Adamax", "nadam": "Nadam", "ftrl": "Ftrl",
+}
+
+# Learning-rate schedules -> (keyword, position) of the rate to scale.
+SCHEDULES = {
+    "keras.optimizers.schedules.ExponentialDecay": ("initial_learning_rate", 0),
+    "keras.optimizers.schedules.CosineDecay": ("initial_learning_rate", 0),
+    "keras.optimizers.schedules.CosineDecayRestarts": ("initial_learning_rate", 0),
+    "keras.optimizers.schedules.PolynomialDecay": ("initial_learning_rate", 0),
+    "keras.optimizers.schedules.InverseTimeDecay": ("initial_learning_rate", 0),
+    "keras.optimizers.schedules.PiecewiseConstantDecay": ("values", 1),
+}
+
+# Keras callbacks that write files: rank 0 / the chief only. Value: the path argument.
+FILE_CALLBACKS = {
+    "keras.callbacks.ModelCheckpoint": ("filepath", 0),
+    "keras.callbacks.TensorBoard": ("log_dir", 0),
+    "keras.callbacks.CSVLogger": ("filename", 0),
+}
+
+# Model constructors (model classes defined in the script count too).
+MODEL_CONSTRUCTORS = {"keras.Sequential", "keras.Model", "keras.models.Sequential",
+                      "keras.models.Model"}
+
+# Where input pipelines start; Horovod shards right after these.
+DATASET_SOURCES = {
+    "tf.data.Dataset.from_tensor_slices", "tf.data.Dataset.from_tensors",
+    "tf.data.Dataset.list_files", "tf.data.TFRecordDataset", "tf.data.TextLineDataset",
+    "tf1.data.Dataset.from_tensor_slices", "tf1.data.TFRecordDataset",
+}
+
+# Saving calls: method names on a model/checkpoint, and functions with the path argument.
+SAVE_METHODS = {"save": ("filepath", 0), "save_weights": ("filepath", 0)}
+SAVE_FUNCTIONS = {
+    "tf.saved_model.save": ("export_dir", 1),
+    "keras.models.save_model": ("filepath", 1),
+    "keras.saving.save_model": ("filepath", 1),
+}
+# Receivers whose .save() is not TensorFlow's (numpy, pandas, plotting...).
+NON_TF_RECEIVERS = {"np", "numpy", "pickle", "json", "joblib", "torch", "plt", "pd", "fig",
+                    "Image", "img", "figure"}
+
+# TF1 graph-mode training entry points.
+TF1_SESSIONS = {"tf1.Session", "tf.Session", "tf1.train.MonitoredTrainingSession",
+                "tf.train.MonitoredTrainingSession", "tf1.train.MonitoredSession",
+                "tf1.train.SingularMonitoredSession"}
+STOP_HOOKS = {"tf1.train.StopAtStepHook": ("last_step", "num_steps"),
+              "tf.train.StopAtStepHook": ("last_step", "num_steps"),
+              "tf.estimator.StopAtStepHook": ("last_step", "num_steps")}
+
+# Keras 3-only APIs: their presence means the script needs Keras 3 (Horovod cannot serve it).
+KERAS3_ONLY_PREFIXES = ("keras.ops", "keras.random", "keras.config", "keras.tree",
+                        "keras.export", "keras.distribution", "keras.layers.TorchModuleWrapper",
+                        "keras.layers.JaxLayer", "keras.layers.FlaxLayer", "keras.quantizers")
+
+# Signs that a script is already distributed.
+HOROVOD_MODULES = ("horovod",)
+STRATEGIES = {"tf.distribute.MultiWorkerMirroredStrategy", "tf.distribute.MirroredStrategy",
+              "tf.distribute.TPUStrategy", "tf.distribute.experimental.MultiWorkerMirroredStrategy",
+              "tf.distribute.experimental.ParameterServerStrategy",
+              "tf.distribute.ParameterServerStrategy"}

@@ -1,0 +1,38 @@
+"""Horovod's callbacks first in every fit(): broadcast rank 0's weights, average metrics."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script.names import add_kwarg, code, expr, find_arg, replace_arg
+from converters.script.transforms.base import RuleTransform
+
+
+def is_fit(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "fit"
+
+
+class HorovodCallbacks(RuleTransform):
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if not is_fit(updated):
+            return updated
+        hvd = self.ctx.hvd
+        first = [f"{hvd}.callbacks.BroadcastGlobalVariablesCallback(0)",
+                 f"{hvd}.callbacks.MetricAverageCallback()"]
+        found = find_arg(updated, "callbacks", None)
+        msg = ("added BroadcastGlobalVariablesCallback(0) (all workers start from rank 0's "
+               "weights) and MetricAverageCallback() first in the callbacks")
+        if found is None:
+            self.note(original, msg)
+            return add_kwarg(updated, "callbacks", expr("[" + ", ".join(first) + "]"))
+        i, arg = found
+        if "BroadcastGlobalVariablesCallback" in code(arg.value):
+            return updated
+        self.note(original, msg)
+        if isinstance(arg.value, cst.List):
+            new_elems = [cst.Element(expr(e), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                         for e in first]
+            if not arg.value.elements:
+                new_elems[-1] = new_elems[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return replace_arg(updated, i, arg.value.with_changes(
+                elements=[*new_elems, *arg.value.elements]))
+        return replace_arg(updated, i, expr("[" + ", ".join(first) + "] + " + code(arg.value).strip()))

@@ -1,0 +1,74 @@
+"""Callbacks that write files (checkpoints, TensorBoard, CSV logs) run on rank 0 only (Horovod),
+or write to a scratch path on workers other than the chief (tf.distribute)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script import tables as T
+from converters.script.names import code, expr, find_arg, replace_arg
+from converters.script.transforms.base import RuleTransform, guard, is_guarded_by
+
+
+class Rank0Callbacks(RuleTransform):
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.stack: list[cst.CSTNode] = []
+        self.guarded_lists: set[int] = set()
+
+    def _file_callback(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Call):
+            return self.q(node.func) in T.FILE_CALLBACKS
+        return isinstance(node, cst.Name) and node.value in self.a.file_callback_names
+
+    def visit_If(self, node):
+        self.stack.append(node)
+
+    def leave_If(self, original, updated):
+        self.stack.pop()
+        return updated
+
+    def visit_IfExp(self, node: cst.IfExp):
+        if self.ctx.rank0 in code(node.test):
+            self.guarded_lists.add(id(node.body))
+
+    def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
+        if id(original) in self.guarded_lists or is_guarded_by(self.stack, self.ctx.rank0):
+            return updated
+        keep = [e for e in updated.elements if not self._file_callback(e.value)]
+        moved = [e for e in updated.elements if self._file_callback(e.value)]
+        if not moved:
+            return updated
+        self.note(original, "callbacks that write files ("
+                  + ", ".join(code(e.value).split("(")[0].strip() for e in moved)
+                  + ") run on rank 0 only")
+        left = "[" + ", ".join(code(e.value).strip() for e in keep) + "]"
+        right = "[" + ", ".join(code(e.value).strip() for e in moved) + "]"
+        return expr(f"{left} + ({right} if {self.ctx.rank0} else [])")
+
+    def leave_SimpleStatementLine(self, original, updated):
+        # callbacks.append(ModelCheckpoint(...)) -> only on rank 0
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Expr):
+            return updated
+        call = updated.body[0].value
+        if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("append", "insert") and call.args
+                and self._file_callback(call.args[-1].value)
+                and not is_guarded_by(self.stack, self.ctx.rank0)):
+            self.note(original, "file-writing callback added on rank 0 only")
+            return guard(updated, self.ctx.rank0)
+        return updated
+
+
+class ChiefCallbackPaths(RuleTransform):
+    """tf.distribute: every worker keeps the callback; non-chief workers write to scratch."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        q = self.q(updated.func)
+        if q not in T.FILE_CALLBACKS:
+            return updated
+        found = find_arg(updated, *T.FILE_CALLBACKS[q])
+        if found is None or "_chief_path(" in code(found[1].value):
+            return updated
+        self.note(original, f"{q.split('.')[-1]} writes to its path on the chief only; other "
+                            "workers write to a scratch directory")
+        return replace_arg(updated, found[0], expr(f"_chief_path({code(found[1].value).strip()})"))

@@ -1,0 +1,52 @@
+"""fit() arguments: verbose output on rank 0 / the chief only; steps per epoch split by workers."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script.names import add_kwarg, code, expr, find_arg, floordiv, replace_arg
+from converters.script.transforms.base import RuleTransform
+
+TRAIN_METHODS = {"fit", "evaluate", "predict"}
+
+
+def _method(node: cst.Call) -> str | None:
+    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+
+
+class QuietWorkers(RuleTransform):
+    """verbose only where the condition holds (rank 0 or the chief)."""
+
+    def condition(self) -> str:
+        return self.ctx.rank0 if self.ctx.target == "horovod" else "_is_chief()"
+
+    def leave_Call(self, original, updated):
+        if _method(updated) not in TRAIN_METHODS or _method(updated) != "fit" and not updated.args:
+            return updated
+        if _method(updated) != "fit":
+            return updated
+        cond = self.condition()
+        found = find_arg(updated, "verbose", None)
+        if found is None:
+            self.note(original, "progress output on one worker only (verbose=0 elsewhere)")
+            return add_kwarg(updated, "verbose", expr(f"1 if {cond} else 0"))
+        i, arg = found
+        if cond in code(arg.value):
+            return updated
+        self.note(original, "progress output on one worker only (verbose=0 elsewhere)")
+        text = code(arg.value).strip()
+        return replace_arg(updated, i, expr(f"{text} if {cond} else 0"))
+
+
+class SplitSteps(RuleTransform):
+    """Horovod: each worker runs steps_per_epoch / size steps, so an epoch stays one epoch."""
+
+    def leave_Call(self, original, updated):
+        if _method(updated) != "fit":
+            return updated
+        for kw in ("steps_per_epoch", "validation_steps"):
+            found = find_arg(updated, kw, None)
+            if found and self.ctx.size not in code(found[1].value) and not (
+                    isinstance(found[1].value, cst.Name) and found[1].value.value == "None"):
+                self.note(original, f"{kw} divided by {self.ctx.size}")
+                updated = replace_arg(updated, found[0], floordiv(found[1].value, self.ctx.size))
+        return updated

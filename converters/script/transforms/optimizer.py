@@ -1,0 +1,49 @@
+"""Wrap the optimizer so gradients are averaged across workers (Horovod's DistributedOptimizer)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script import tables as T
+from converters.script.names import expr, find_arg, replace_arg, code
+from converters.script.transforms.base import RuleTransform
+
+
+class WrapOptimizer(RuleTransform):
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.inside_wrapper = 0
+
+    def _wrapper(self, node: cst.Call) -> bool:
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value == "DistributedOptimizer"
+
+    def visit_Call(self, node: cst.Call):
+        if self._wrapper(node):
+            self.inside_wrapper += 1
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        hvd = self.ctx.hvd
+        if self._wrapper(original):
+            self.inside_wrapper -= 1
+            return updated
+        q = self.q(updated.func)
+        if (q in T.KERAS_OPTIMIZERS or q in T.TF1_OPTIMIZERS) and not self.inside_wrapper:
+            self.note(original, f"optimizer wrapped in {hvd}.DistributedOptimizer: gradients are "
+                                f"averaged across workers")
+            return expr(f"{hvd}.DistributedOptimizer({code(updated).strip()})")
+        if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "compile":
+            found = find_arg(updated, "optimizer", 0)
+            if found and isinstance(found[1].value, cst.SimpleString):
+                name = found[1].value.evaluated_value.lower()
+                cls = T.STRING_OPTIMIZERS.get(name)
+                if cls is None:
+                    self.note(original, f"optimizer {name!r} is not one tfdesk knows; wrap it in "
+                                        f"{hvd}.DistributedOptimizer by hand", "error")
+                    return updated
+                default = T.KERAS_OPTIMIZERS[f"keras.optimizers.{cls}"]
+                new = expr(f"{hvd}.DistributedOptimizer({self.ctx.keras}.optimizers.{cls}"
+                           f"(learning_rate={default} * {self.ctx.size}))")
+                self.note(original, f"optimizer {name!r} replaced by {self.ctx.keras}.optimizers."
+                                    f"{cls} with its default rate {default} scaled by "
+                                    f"{self.ctx.size}, wrapped in {hvd}.DistributedOptimizer")
+                return replace_arg(updated, found[0], new)
+        return updated

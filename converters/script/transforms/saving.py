@@ -1,0 +1,70 @@
+"""Saving: rank 0 only with Horovod; with tf.distribute every worker saves (it is collective)
+and only the chief writes to the real path."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script import tables as T
+from converters.script.names import code, dotted, expr, find_arg, replace_arg
+from converters.script.transforms.base import RuleTransform, guard, is_guarded_by
+
+
+def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | None:
+    """(keyword, position) of the path argument if ``node`` is a TensorFlow save call."""
+    if not isinstance(node, cst.Call):
+        return None
+    q = t.q(node.func)
+    if q in T.SAVE_FUNCTIONS:
+        return T.SAVE_FUNCTIONS[q]
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in T.SAVE_METHODS:
+        recv = dotted(node.func.value)
+        if recv and recv.split(".")[0] in T.NON_TF_RECEIVERS:
+            return None
+        if q and (q.startswith("numpy") or q.startswith("pandas")):
+            return None
+        return T.SAVE_METHODS[node.func.attr.value]
+    return None
+
+
+class Rank0Saves(RuleTransform):
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.stack: list[cst.CSTNode] = []
+
+    def visit_If(self, node):
+        self.stack.append(node)
+
+    def leave_If(self, original, updated):
+        self.stack.pop()
+        return updated
+
+    def leave_SimpleStatementLine(self, original, updated):
+        if len(updated.body) != 1 or is_guarded_by(self.stack, self.ctx.rank0):
+            return updated
+        small = updated.body[0]
+        if isinstance(small, cst.Expr) and save_call(self, small.value):
+            self.note(original, f"{code(small.value.func).strip()}(...) runs on rank 0 only")
+            return guard(updated, self.ctx.rank0)
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None \
+                and save_call(self, small.value):
+            self.note(original, "a save whose result is used runs on every rank; guard it with "
+                                f"'if {self.ctx.rank0}:' together with the code that uses it",
+                      "warning")
+        return updated
+
+
+class ChiefSaves(RuleTransform):
+    def leave_Call(self, original, updated):
+        spec = save_call(self, updated)
+        if spec is None:
+            q = self.q(updated.func)
+            if q and q.endswith("train.CheckpointManager"):
+                spec = ("directory", 1)
+            else:
+                return updated
+        found = find_arg(updated, *spec)
+        if found is None or "_chief_path(" in code(found[1].value):
+            return updated
+        self.note(original, f"{code(updated.func).strip()}: every worker saves (collective), only "
+                            f"the chief's copy goes to the real path")
+        return replace_arg(updated, found[0], expr(f"_chief_path({code(found[1].value).strip()})"))

@@ -1,0 +1,173 @@
+"""Answers to ask / history / diff as plain data (the faces render them)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from knowledge_base import links
+from knowledge_base.builder import canonical_rank
+from knowledge_base.errors import KBError
+from knowledge_base.search import Searcher, clean_query
+from knowledge_base.store import KB
+
+
+class UnknownSymbol(KBError):
+    def __init__(self, name: str, suggestions: list[str]):
+        hint = f"; nearest names: {', '.join(suggestions)}" if suggestions else ""
+        super().__init__(f"no TensorFlow symbol {name!r} in any release{hint}")
+        self.suggestions = suggestions
+
+
+@dataclass
+class Answers:
+    kb: KB
+    site_url: str
+
+    @classmethod
+    def open(cls, path: Path, site_url: str) -> "Answers":
+        return cls(KB(path), site_url)
+
+    @cached_property
+    def searcher(self) -> Searcher:
+        return Searcher(self.kb.db, len(self.kb.versions) - 1)
+
+    def link(self, sym: dict) -> str:
+        return links.url(self.site_url, self.kb.site_path(sym))
+
+    def describe(self, sym: dict, ord_: int | None = None) -> dict:
+        """A symbol as shown in answers: signature in release ``ord_`` (default: newest that has
+        it), availability, deprecation, removal with replacement, link."""
+        span = self.kb.span_at(sym["id"], ord_) if ord_ is not None else None
+        signature = span["signature"] if span else sym["signature"]
+        out = {
+            "name": sym["name"], "kind": sym["kind"], "signature": signature,
+            "summary": sym["summary"] or "", "available": self.kb.availability(sym),
+            "first": sym["first"], "last": sym["last"], "removed_in": sym["removed_in"],
+            "deprecated_in": sym["deprecated_in"], "deprecation": sym["deprecation"],
+            "replacement": sym["replacement"], "canonical": sym["canonical"],
+            "url": self.link(sym),
+        }
+        if ord_ is not None:
+            out["in_release"] = self.kb.versions[ord_]
+            out["present_in_release"] = span is not None
+        return out
+
+    # -- ask --------------------------------------------------------------------------------
+    def ask(self, query: str, version: str | None = None, limit: int = 5) -> dict:
+        limit = max(1, min(int(limit), 50))
+        q = clean_query(query)
+        ord_ = self.kb.ord_of(version) if version else None
+        if not q:
+            return {"query": q, "results": [], "message": "empty question: ask for a symbol "
+                    "name or describe what you want to do", "suggestions": []}
+        hits = self.searcher.search(q, limit=limit * 4 if ord_ is not None else limit)
+        results = []
+        for h in hits:
+            sym = self.kb.symbol_by_id(h.id)
+            d = self.describe(sym, ord_)
+            if ord_ is not None and not d["present_in_release"]:
+                continue
+            d.update(score=round(h.score, 3), match=h.how)
+            if h.note:
+                d["note"] = h.note
+            results.append(d)
+            if len(results) >= limit:
+                break
+        out = {"query": q, "version": self.kb.versions[ord_] if ord_ is not None else self.kb.newest,
+               "results": results}
+        legacy = self.searcher.renames.get(q) or self.searcher.renames.get("tf." + q)
+        if legacy and not any(r.get("match") == "legacy" for r in results):
+            out["legacy"] = {"name": q, "new": legacy[0], "note": legacy[1]}
+        if not results:
+            out["suggestions"] = self.searcher.nearest_names(q)
+            out["message"] = f"no symbol matches {q!r}" + (
+                f" in {self.kb.versions[ord_]}" if ord_ is not None else "")
+        return out
+
+    # -- history ----------------------------------------------------------------------------
+    def find(self, name: str) -> tuple[dict, str]:
+        q = clean_query(name)
+        hit = self.searcher.resolve(q) if q else None
+        if hit is None:
+            raise UnknownSymbol(q, self.searcher.nearest_names(q) if q else [])
+        return self.kb.symbol_by_id(hit.id), hit.note
+
+    def history(self, name: str) -> dict:
+        sym, note = self.find(name)
+        events = [{"release": e["release"], "kind": e["kind"], "detail": e["detail"],
+                   **({"data": e["data"]} if e["data"] else {})} for e in self.kb.events(sym["id"])]
+        out = {"symbol": self.describe(sym), "aliases": self.kb.aliases(sym), "events": events}
+        if sym["name"] != clean_query(name):
+            out["resolved_from"] = clean_query(name)
+        if note:
+            out["note"] = note
+        return out
+
+    # -- diff -------------------------------------------------------------------------------
+    def diff(self, v1: str, v2: str, module: str | None = None) -> dict:
+        o1, o2 = self.kb.ord_of(v1), self.kb.ord_of(v2)
+        if o1 == o2:
+            raise KBError(f"{v1} and {v2} are the same release")
+        if module:
+            module = clean_query(module).rstrip(".")
+            if not module.startswith("tf"):
+                module = "tf." + module
+            if self.kb.symbol(module) is None:
+                raise UnknownSymbol(module, self.searcher.nearest_names(module))
+        old, new = self._state(o1, module), self._state(o2, module)
+        added = sorted(set(new) - set(old))
+        removed = sorted(set(old) - set(new))
+        changed, deprecated, undeprecated = [], [], []
+        for n in sorted(set(old) & set(new)):
+            a, b = old[n], new[n]
+            if a["signature"] != b["signature"] and (a["signature"] or b["signature"]):
+                changed.append({"name": n, "from": a["signature"], "to": b["signature"]})
+            if not a["deprecation"] and b["deprecation"]:
+                deprecated.append({"name": n, "deprecation": b["deprecation"]})
+            elif a["deprecation"] and not b["deprecation"]:
+                undeprecated.append(n)
+        # Moves: a removed name whose defining object is public under an added/kept name.
+        by_obj_new: dict[str, list[str]] = {}
+        for n, s in new.items():
+            if s["object"]:
+                by_obj_new.setdefault(s["object"], []).append(n)
+        moved = []
+        if o1 < o2:
+            # Moves recorded by the builder (same object, or an alias that survived).
+            rows = self.kb.db.execute(
+                "SELECT s.name, e.data FROM events e JOIN symbols s ON s.id = e.symbol_id "
+                "WHERE e.kind = 'removed' AND e.data IS NOT NULL AND e.ord > ? AND e.ord <= ?",
+                (o1, o2))
+            recorded = {n: json.loads(d).get("to") for n, d in rows}
+            for n in removed:
+                targets = by_obj_new.get(old[n]["object"] or "", [])
+                if targets:
+                    moved.append({"from": n, "to": sorted(targets, key=canonical_rank)[0]})
+                elif recorded.get(n) in new:
+                    moved.append({"from": n, "to": recorded[n]})
+        moved_from = {m["from"] for m in moved}
+        forward = o1 < o2
+        return {
+            "from": self.kb.versions[o1], "to": self.kb.versions[o2], "module": module,
+            "direction": "forward" if forward else "backward",
+            "added": added, "removed": [n for n in removed if n not in moved_from],
+            "moved": moved, "changed": changed, "deprecated": deprecated,
+            "undeprecated": undeprecated,
+            "counts": {"added": len(added), "removed": len(removed) - len(moved),
+                       "moved": len(moved), "changed": len(changed),
+                       "deprecated": len(deprecated)},
+            "url": links.url(self.site_url, links.release_page(self.kb.versions[max(o1, o2)])),
+        }
+
+    def _state(self, ord_: int, module: str | None) -> dict[str, dict]:
+        sql = ("SELECT s.name, p.signature, p.object, p.deprecation FROM spans p JOIN symbols s "
+               "ON s.id = p.symbol_id WHERE p.first_ord <= ? AND p.last_ord >= ?")
+        params: list = [ord_, ord_]
+        if module:
+            esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            sql += " AND (s.name = ? OR s.name LIKE ? ESCAPE '\\')"
+            params += [module, esc + ".%"]
+        return {r[0]: {"signature": r[1], "object": r[2], "deprecation": r[3]}
+                for r in self.kb.db.execute(sql, params)}

@@ -1,0 +1,460 @@
+"""Merge per-release extracts into the KB: spans, derived history, search index.
+
+Two inputs give the same KB:
+
+- per-release extracts (:class:`~knowledge_base.records.ReleaseExtract`, from the wheels), and
+- the compact merged extract shipped in the repo (``knowledge_base/data/kb-extract.jsonl.xz``),
+  which is exactly the :class:`Merged` state below, written by :func:`write_merged`.
+
+The SQLite file is written to a temporary path and swapped in with ``os.replace``, so a failed
+build leaves the old KB untouched.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import lzma
+import os
+import re
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from packaging.version import Version
+
+from knowledge_base.errors import KBError
+from knowledge_base.records import MODULE, ReleaseExtract, ReleaseInfo, Rename
+from knowledge_base.store import FORMAT_VERSION, SCHEMA
+
+MERGED_FORMAT = 1
+Progress = Callable[[str, int | None, int | None], None]
+
+
+@dataclass
+class Span:
+    first: int
+    last: int
+    kind: str
+    sig: str | None
+    obj: str
+    dep: str | None  # JSON of the Deprecation, or None
+
+    def key(self) -> tuple:
+        return (self.kind, self.sig, self.obj, self.dep)
+
+
+@dataclass
+class Merged:
+    releases: list[ReleaseInfo] = field(default_factory=list)
+    spans: dict[str, list[Span]] = field(default_factory=dict)
+    docs: dict[str, str] = field(default_factory=dict)      # newest docstring per name
+    lines: dict[str, int] = field(default_factory=dict)
+    renames: dict[str, Rename] = field(default_factory=dict)
+
+    def add(self, extract: ReleaseExtract) -> None:
+        """Add the next (newer) release."""
+        i = len(self.releases)
+        if self.releases and Version(extract.info.version) <= Version(self.releases[-1].version):
+            raise KBError(f"releases must be merged oldest first ({extract.info.version} after "
+                          f"{self.releases[-1].version})")
+        self.releases.append(extract.info)
+        intern = _Interner()
+        for s in extract.symbols:
+            dep = json.dumps(asdict(s.deprecation), sort_keys=True) if s.deprecation else None
+            span = Span(i, i, s.kind, intern(s.signature), intern(s.object), intern(dep))
+            runs = self.spans.setdefault(s.name, [])
+            if runs and runs[-1].last == i:
+                continue  # duplicate path within one release: first one wins
+            if runs and runs[-1].last == i - 1 and runs[-1].key() == span.key():
+                runs[-1].last = i
+            else:
+                runs.append(span)
+            if s.doc:
+                self.docs[s.name] = s.doc
+            if s.line:
+                self.lines[s.name] = s.line
+        for r in extract.renames:
+            self.renames[r.old] = r  # newer tables win
+
+
+class _Interner(dict):
+    def __call__(self, v):
+        return self.setdefault(v, v) if v is not None else None
+
+
+def merge(extracts: Iterable[ReleaseExtract]) -> Merged:
+    merged = Merged()
+    for e in sorted(extracts, key=lambda e: Version(e.info.version)):
+        merged.add(e)
+    return merged
+
+
+# -- the compact shipped form ----------------------------------------------------------------
+
+def write_merged(merged: Merged, path: Path) -> None:
+    """Write the merged state as xz-compressed JSON lines (docstrings deduplicated)."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    doc_ids: dict[str, int] = {}
+    with lzma.open(tmp, "wt", encoding="utf-8", preset=6) as f:
+        f.write(json.dumps({"type": "meta", "format": MERGED_FORMAT,
+                            "releases": [asdict(r) for r in merged.releases]}) + "\n")
+        for name in sorted(merged.spans):
+            doc = merged.docs.get(name)
+            if doc is not None and doc not in doc_ids:
+                doc_ids[doc] = len(doc_ids)
+                f.write(json.dumps({"type": "doc", "id": doc_ids[doc], "text": doc},
+                                   ensure_ascii=False) + "\n")
+            rec = {"type": "symbol", "name": name,
+                   "spans": [[s.first, s.last, s.kind, s.sig, s.obj, s.dep]
+                             for s in merged.spans[name]]}
+            if doc is not None:
+                rec["doc"] = doc_ids[doc]
+            if name in merged.lines:
+                rec["line"] = merged.lines[name]
+            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        for r in merged.renames.values():
+            f.write(json.dumps({"type": "rename", **asdict(r)}) + "\n")
+    tmp.replace(path)
+
+
+def read_merged(path: Path) -> Merged:
+    merged = Merged()
+    docs: dict[int, str] = {}
+    try:
+        with lzma.open(path, "rt", encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                t = d["type"]
+                if t == "symbol":
+                    merged.spans[d["name"]] = [Span(*s) for s in d["spans"]]
+                    if "doc" in d:
+                        merged.docs[d["name"]] = docs[d["doc"]]
+                    if "line" in d:
+                        merged.lines[d["name"]] = d["line"]
+                elif t == "doc":
+                    docs[d["id"]] = d["text"]
+                elif t == "rename":
+                    merged.renames[d["old"]] = Rename(d["old"], d.get("new"), d.get("note", ""))
+                elif t == "meta":
+                    if d.get("format") != MERGED_FORMAT:
+                        raise KBError(f"{path}: extract format {d.get('format')}, expected "
+                                      f"{MERGED_FORMAT}")
+                    merged.releases = [ReleaseInfo(**r) for r in d["releases"]]
+    except (OSError, lzma.LZMAError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise KBError(f"{path}: not a readable KB extract ({exc})") from None
+    return merged
+
+
+# -- derived facts -----------------------------------------------------------------------------
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def name_words(name: str) -> str:
+    """'tf.keras.callbacks.EarlyStopping' -> 'keras callbacks early stopping earlystopping'."""
+    words: list[str] = []
+    for part in name.split(".")[1:] if name.startswith("tf.") else name.split("."):
+        pieces = [p for chunk in part.split("_") for p in _CAMEL.split(chunk) if p]
+        words += [p.lower() for p in pieces]
+        if len(pieces) > 1:
+            words.append(part.replace("_", "").lower())
+    return " ".join(words)
+
+
+def summary_of(doc: str) -> str:
+    """The docstring's first sentence-ish line, as tensorflow.org shows it."""
+    for para in doc.strip().split("\n\n"):
+        text = " ".join(para.split())
+        if text and not text.startswith(("Warning:", "Deprecated:", "DEPRECATED")):
+            text = re.sub(r"\s*\(deprecated[^)]*\)\s*", " ", text).strip()
+            return text[:300]
+    return ""
+
+
+def parse_params(sig: str | None) -> list[tuple[str, str, str | None]] | None:
+    """'(a, b=1, *args, c=None, **kw)' -> [(name, kind, default)]; None if unparseable."""
+    if sig is None:
+        return None
+    try:
+        fn = ast.parse(f"def f{sig}: pass").body[0]
+    except SyntaxError:
+        return None
+    a = fn.args
+    out: list[tuple[str, str, str | None]] = []
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + [ast.unparse(d) for d in a.defaults]
+    for i, p in enumerate(positional):
+        out.append((p.arg, "positional_only" if i < len(a.posonlyargs) else "positional_or_keyword",
+                    defaults[i]))
+    if a.vararg:
+        out.append((a.vararg.arg, "var_positional", None))
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        out.append((p.arg, "keyword_only", ast.unparse(d) if d is not None else None))
+    if a.kwarg:
+        out.append((a.kwarg.arg, "var_keyword", None))
+    return out
+
+
+def signature_change(old: str | None, new: str | None) -> dict:
+    """What changed between two signatures: added, removed, renamed, default changes."""
+    po, pn = parse_params(old), parse_params(new)
+    if po is None or pn is None:
+        return {"from": old, "to": new}
+    on = {p[0]: p for p in po}
+    nn = {p[0]: p for p in pn}
+    added = [p[0] for p in pn if p[0] not in on]
+    removed = [p[0] for p in po if p[0] not in nn]
+    renamed = []
+    # A parameter that vanished where a new one appeared at the same position is a rename.
+    for i, p in enumerate(po):
+        if p[0] in removed and i < len(pn) and pn[i][0] in added:
+            renamed.append([p[0], pn[i][0]])
+    for a_, b_ in renamed:
+        removed.remove(a_)
+        added.remove(b_)
+    defaults = [[n, on[n][2], nn[n][2]] for n in on if n in nn and on[n][2] != nn[n][2]]
+    out = {"from": old, "to": new}
+    for k, v in (("added", added), ("removed", removed), ("renamed", renamed),
+                 ("defaults", defaults)):
+        if v:
+            out[k] = v
+    return out
+
+
+def describe_signature_change(c: dict) -> str:
+    parts = []
+    if c.get("added"):
+        parts.append("added " + ", ".join(f"`{a}`" for a in c["added"]))
+    if c.get("removed"):
+        parts.append("removed " + ", ".join(f"`{a}`" for a in c["removed"]))
+    if c.get("renamed"):
+        parts.append("renamed " + ", ".join(f"`{a}` → `{b}`" for a, b in c["renamed"]))
+    if c.get("defaults"):
+        parts.append("default of " + ", ".join(f"`{n}` {a} → {b}" for n, a, b in c["defaults"]))
+    return "signature changed: " + ("; ".join(parts) if parts else
+                                    f"{c.get('from')} → {c.get('to')}")
+
+
+_NAME_IN_TEXT = re.compile(r"`?(tf\.[A-Za-z_][\w.]*[A-Za-z0-9_])`?")
+
+
+def canonical_rank(name: str) -> tuple:
+    """Sort key: the name tensorflow.org would show first for an object."""
+    parts = name.split(".")
+    return ("compat" in parts, "raw_ops" in parts, "experimental" in parts, len(parts), name)
+
+
+def module_of(name: str, kind: str, kinds: dict[str, str]) -> tuple[str, str | None]:
+    """(page module, parent) for a name: modules are their own page; members of a class go
+    on the class's module page."""
+    if kind == MODULE:
+        return name, name.rsplit(".", 1)[0] if "." in name else None
+    parent = name.rsplit(".", 1)[0] if "." in name else name
+    page = parent
+    while kinds.get(page, MODULE) != MODULE and "." in page:
+        page = page.rsplit(".", 1)[0]
+    return page, parent
+
+
+# -- the SQLite file ---------------------------------------------------------------------------
+
+def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
+             progress: Progress | None = None, meta: dict[str, str] | None = None) -> dict:
+    """Write the KB for ``source`` to ``out_path`` atomically; return build statistics."""
+    t0 = time.perf_counter()
+    merged = source if isinstance(source, Merged) else merge(source)
+    if not merged.releases:
+        raise KBError("nothing to build: no releases given")
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + f".{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        stats = _write(merged, tmp, progress, meta or {})
+        os.replace(tmp, out_path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    stats["seconds"] = round(time.perf_counter() - t0, 2)
+    return stats
+
+
+def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str]) -> dict:
+    versions = [r.version for r in m.releases]
+    newest = len(versions) - 1
+    db = sqlite3.connect(path)
+    db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + SCHEMA)
+    names = sorted(m.spans)
+    ids = {n: i + 1 for i, n in enumerate(names)}
+    kinds = {n: m.spans[n][-1].kind for n in names}
+
+    # object -> [(name, first, last)] to find aliases and moves per release.
+    by_obj: dict[str, list[tuple[str, int, int]]] = {}
+    for n in names:
+        for s in m.spans[n]:
+            if s.obj:
+                by_obj.setdefault(s.obj, []).append((n, s.first, s.last))
+
+    def names_of(obj: str, ord_: int) -> list[str]:
+        return sorted((n for n, a, b in by_obj.get(obj, ()) if a <= ord_ <= b), key=canonical_rank)
+
+    # release -> names whose (new) run starts there, for moves whose defining object changed too.
+    added_at: dict[tuple[int, str], list[tuple[str, Span]]] = {}
+    for n in names:
+        for s in m.spans[n]:
+            added_at.setdefault((s.first, n.rsplit(".", 1)[-1]), []).append((n, s))
+    present_sets: dict[int, set[str]] = {}
+
+    def names_at(ord_: int) -> set[str]:
+        if ord_ not in present_sets:
+            present_sets[ord_] = {n for n in names
+                                  if any(s.first <= ord_ <= s.last for s in m.spans[n])}
+        return present_sets[ord_]
+
+    present_in = [0] * len(versions)
+    events: list[tuple] = []
+    symbol_rows: list[tuple] = []
+    span_rows: list[tuple] = []
+    fts_rows: list[tuple] = []
+    moved_to: dict[str, str] = {}
+    for count, n in enumerate(names):
+        if progress and count % 5000 == 0:
+            progress("building KB: symbols", count, len(names))
+        sid = ids[n]
+        runs = m.spans[n]
+        prev: Span | None = None
+        for s in runs:
+            span_rows.append((sid, s.first, s.last, s.kind, s.sig, s.obj, s.dep))
+            for o in range(s.first, s.last + 1):
+                present_in[o] += 1
+            if prev is None or prev.last < s.first - 1:
+                if prev is not None:  # it had gone and came back
+                    events.append(_removed(sid, prev, versions, n, names_of, names_at, added_at, moved_to))
+                detail = ("in the oldest release in the KB" if s.first == 0 else "added")
+                events.append((sid, s.first, versions[s.first], "added", detail, None))
+            else:
+                if prev.sig != s.sig and (prev.sig or s.sig):
+                    c = signature_change(prev.sig, s.sig)
+                    events.append((sid, s.first, versions[s.first], "signature_changed",
+                                   describe_signature_change(c), json.dumps(c)))
+                if prev.dep is None and s.dep is not None:
+                    events.append(_deprecated(sid, s, versions))
+                elif prev.dep is not None and s.dep is None:
+                    events.append((sid, s.first, versions[s.first], "undeprecated",
+                                   "no longer marked deprecated", None))
+                if prev.obj != s.obj and prev.obj and s.obj:
+                    events.append((sid, s.first, versions[s.first], "definition_moved",
+                                   f"now defined in `{s.obj}` (was `{prev.obj}`)",
+                                   json.dumps({"from": prev.obj, "to": s.obj})))
+            if s.dep is not None and (prev is None or prev.last < s.first - 1):
+                events.append(_deprecated(sid, s, versions))
+            prev = s
+        if runs[-1].last < newest:
+            events.append(_removed(sid, runs[-1], versions, n, names_of, names_at, added_at, moved_to))
+
+    # "moved from" on the receiving side, once all removals are known.
+    for old, new in moved_to.items():
+        if new in ids:
+            o = m.spans[old][-1].last + 1
+            events.append((ids[new], o, versions[o], "moved",
+                           f"`{old}` moved here", json.dumps({"from": old})))
+
+    deps_by_sid: dict[int, tuple[str, str]] = {}
+    for e in events:
+        if e[3] == "deprecated":
+            deps_by_sid[e[0]] = (e[2], e[4])
+        elif e[3] in ("undeprecated", "added"):
+            deps_by_sid.pop(e[0], None)
+
+    for n in names:
+        sid = ids[n]
+        runs = m.spans[n]
+        last = runs[-1]
+        kind = last.kind
+        module, parent = module_of(n, kind, kinds)
+        doc = m.docs.get(n, "")
+        canon = names_of(last.obj, last.last)[0] if last.obj and names_of(last.obj, last.last) else n
+        removed_in = versions[last.last + 1] if last.last < newest else None
+        dep_in, dep_text = deps_by_sid.get(sid, (None, None)) if last.dep else (None, None)
+        replacement = moved_to.get(n)
+        if replacement is None and dep_text:
+            replacement = _mentioned_name(dep_text, n, ids)
+        if replacement is None and n in m.renames and m.renames[n].new != n:
+            replacement = m.renames[n].new
+        symbol_rows.append((sid, n, module, parent, n.rsplit(".", 1)[-1], kind, last.obj or None,
+                            canon, last.sig, summary_of(doc), doc, m.lines.get(n),
+                            versions[runs[0].first], versions[last.last], runs[0].first,
+                            last.last, removed_in, dep_in, dep_text, replacement,
+                            n.count(".")))
+        fts_rows.append((sid, name_words(n), summary_of(doc), doc))
+
+    db.executemany("INSERT INTO symbols VALUES (" + ",".join("?" * 21) + ")", symbol_rows)
+    db.executemany("INSERT INTO spans VALUES (?,?,?,?,?,?,?)", span_rows)
+    db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", events)
+    db.executemany("INSERT INTO symbols_fts(rowid, words, summary, doc) VALUES (?,?,?,?)",
+                   fts_rows)
+    db.executemany("INSERT OR REPLACE INTO renames VALUES (?,?,?)",
+                   [(r.old, r.new, r.note) for r in m.renames.values()])
+    db.executemany("INSERT INTO releases VALUES (?,?,?,?,?,?,?,?,?)",
+                   [(r.version, i, r.tf_version, r.tf_wheel, r.keras_version, r.keras_source,
+                     r.estimator_version, r.python_tag, present_in[i])
+                    for i, r in enumerate(m.releases)])
+    db.executemany("INSERT INTO meta VALUES (?,?)", [
+        ("format", FORMAT_VERSION), ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+        ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
+    db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
+    db.commit()
+    db.execute("VACUUM")
+    db.close()
+    return {"releases": len(versions), "symbols": len(names), "events": len(events),
+            "renames": len(m.renames), "bytes": path.stat().st_size}
+
+
+def _deprecated(sid: int, s: Span, versions: list[str]) -> tuple:
+    d = json.loads(s.dep)
+    text = d.get("instructions") or ""
+    if d.get("args"):
+        text = f"arguments {', '.join(d['args'])} deprecated. {text}".strip()
+    return (sid, s.first, versions[s.first], "deprecated", text or "deprecated", s.dep)
+
+
+def _removed(sid, span: Span, versions, name, names_of, names_at, added_at, moved_to) -> tuple:
+    o = span.last + 1
+    target = None
+    if span.obj:
+        # Same defining object still public under another name: it moved there. Or an alias it
+        # had in its last release survives (even if the object itself was redefined).
+        others = [x for x in names_of(span.obj, o) if x != name] or [
+            x for x in names_of(span.obj, span.last) if x != name and x in names_at(o)]
+        target = others[0] if others else None
+    if target is None:
+        target = _same_short_name_added(name, span, o, added_at)
+    if target:
+        moved_to[name] = target
+        return (sid, o, versions[o], "removed", f"removed; moved to `{target}`",
+                json.dumps({"to": target}))
+    return (sid, o, versions[o], "removed", "removed", None)
+
+
+def _same_short_name_added(name: str, span: Span, o: int,
+                           added_at: dict[tuple[int, str], list[tuple[str, Span]]]) -> str | None:
+    """A name with the same last part and kind that appeared in the same release under the same
+    top-level namespace: the usual shape of a move out of ``experimental``."""
+    short = name.rsplit(".", 1)[-1]
+    top = ".".join(name.split(".")[:2])
+    best = None
+    for cand, s in added_at.get((o, short), ()):
+        if cand.startswith(top + ".") and s.kind == span.kind and cand != name:
+            if best is None or canonical_rank(cand) < canonical_rank(best):
+                best = cand
+    return best
+
+
+def _mentioned_name(text: str, own: str, ids: dict[str, int]) -> str | None:
+    for cand in _NAME_IN_TEXT.findall(text):
+        cand = cand.rstrip(".")
+        if cand != own and cand in ids:
+            return cand
+    return None

@@ -1,0 +1,202 @@
+"""One release's extract: walk the generated API namespaces from their roots and describe
+every public path from the defining sources.
+
+Walked: ``tf`` (``tensorflow/__init__.py``), ``tf.compat.v1`` and the companion roots from
+:mod:`.companions`. Skipped on purpose: ``tf.compat.v2.*`` (a mirror of ``tf.*``),
+``tf.compat.v1.compat.*`` (mirrors again), private namespaces (``tf.__internal__``,
+``tf.__operators__``, any ``_x`` component) and, in the TF wheel, anything under
+``tf.keras``/``tf.estimator`` (those come from the companion wheels). Class members are
+emitted for classes outside ``tf.compat.v1`` only, to keep the KB small.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import zipfile
+from pathlib import Path
+
+from ..errors import WheelError
+from ..records import (CLASS, CONSTANT, FUNCTION, MODULE, ReleaseExtract, ReleaseInfo,
+                       SymbolRecord)
+from ..wheels import ReleaseWheels, wheel_version
+from . import companions
+from . import deprecation as dep_rules
+from .api_files import is_namespace, parse_api_file
+from .renames import extract_renames
+from .source import Resolved, Resolver, members, params_of
+from .zipsource import Sources, open_wheel
+
+_SKIP_PREFIXES = ("tf.compat.v2", "tf.compat.v1.compat")
+_DUNDER = re.compile(r"^__\w+__$")
+_PRIVATE_NAMESPACES = {"__internal__", "__operators__"}
+_VERSION_RE = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.M)
+
+
+def allowed(public: str) -> bool:
+    if any(public == p or public.startswith(p + ".") for p in _SKIP_PREFIXES):
+        return False
+    parts = public.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_"):
+            last = i == len(parts) - 1
+            if not (last and _DUNDER.match(part) and part not in _PRIVATE_NAMESPACES):
+                return False
+    return True
+
+
+def _guess_kind(name: str) -> str:
+    if name.isupper():
+        return CONSTANT
+    return CLASS if name[:1].isupper() else FUNCTION
+
+
+class _Walker:
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self.resolver = Resolver(sources)
+        self.records: dict[str, SymbolRecord] = {}
+        self.classes: list[tuple[str, Resolved]] = []
+        self._walked: set[str] = set()
+
+    def walk(self, public: str, module: str, companion: bool) -> bool:
+        """Record namespace ``module`` under ``public`` and everything it exports."""
+        if public in self._walked or not allowed(public):
+            return False
+        tree, text = self.sources.tree(module), self.sources.text(module)
+        if tree is None or text is None:
+            return False
+        self._walked.add(public)
+        api = parse_api_file(tree, text, module if self.sources.is_package(module)
+                             else module.rpartition(".")[0])
+        self.records[public] = SymbolRecord(public, MODULE, module, doc=api.doc)
+        for e in api.entries:
+            child = f"{public}.{e.public}"
+            if not allowed(child) or (not companion and companions.owned_by_companion(child)):
+                continue
+            r = self.resolver.resolve(e.module, e.attr)
+            if r is not None and r.kind == MODULE:
+                sub_text = self.sources.text(r.module)
+                if sub_text is not None and is_namespace(r.module, sub_text):
+                    self.walk(child, r.module, companion)
+                    continue
+            self.add(child, r, f"{e.module}.{e.attr}", e.line)
+        return True
+
+    def add(self, public: str, r: Resolved | None, fallback_object: str, hint: int | None) -> None:
+        if r is None:
+            # A .so-only object or a source we cannot read: still a public name.
+            self.records[public] = SymbolRecord(public, _guess_kind(public.rsplit(".", 1)[-1]),
+                                                fallback_object, line=hint)
+            return
+        rec = SymbolRecord(public, r.kind, r.object)
+        node = r.node
+        if r.kind == MODULE:
+            tree = self.sources.tree(r.module)
+            rec.doc = (ast.get_docstring(tree) or "") if tree is not None else ""
+        elif r.kind == FUNCTION:
+            rec.params = params_of(node)
+            rec.doc = ast.get_docstring(node) or ""
+            rec.line = node.lineno
+            rec.deprecation = r.deprecation or dep_rules.from_decorators(node.decorator_list)
+        elif r.kind == CLASS:
+            init = self.resolver.init_of(r)
+            rec.params = params_of(init, drop_first=True) if init is not None else None
+            rec.doc = ast.get_docstring(node) or ""
+            rec.line = node.lineno
+            rec.deprecation = (r.deprecation or dep_rules.from_decorators(node.decorator_list)
+                               or (dep_rules.from_decorators(init.decorator_list)
+                                   if init is not None and init in node.body else None))
+            self.classes.append((public, r))
+        elif r.kind == CONSTANT:
+            rec.line = getattr(node, "lineno", None)
+            rec.deprecation = r.deprecation
+        if rec.deprecation is not None and not dep_rules.applies_to(rec.deprecation, public):
+            rec.deprecation = None
+        if rec.deprecation is None:
+            rec.deprecation = dep_rules.from_docstring(rec.doc)
+        self.records[public] = rec
+
+    def add_members(self) -> None:
+        public_classes = {r.object for _, r in self.classes}
+        for public, cls in self.classes:
+            if public.startswith("tf.compat.v1."):
+                continue
+            for m in members(self.resolver, cls, public_classes):
+                name = f"{public}.{m.name}"
+                if name in self.records:
+                    continue  # a nested public class/namespace already has this path
+                dep = dep_rules.from_decorators(getattr(m.node, "decorator_list", []))
+                if dep is not None and dep.how == "endpoint":
+                    dep = None
+                self.records[name] = SymbolRecord(
+                    name, m.kind, f"{m.owner.object}.{m.name}", params=m.params, doc=m.doc,
+                    deprecation=dep or dep_rules.from_docstring(m.doc),
+                    line=getattr(m.node, "lineno", None))
+
+
+def _python_tag(path: Path) -> str | None:
+    parts = Path(path).name[:-4].split("-")
+    return parts[-3] if len(parts) >= 5 else None
+
+
+def _version_of(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    v = wheel_version(path)
+    return str(v[1]) if v else None
+
+
+def extract_release(wheels: ReleaseWheels) -> ReleaseExtract:
+    """Everything public in one release, read statically from its wheels."""
+    minor = wheels.minor
+    opened: list[zipfile.ZipFile] = []
+    try:
+        sources = Sources()
+        tfz = open_wheel(wheels.tf, companions.MARKERS["tf"])
+        opened.append(tfz)
+        sources.add(tfz, "tf")
+        keras_source, keras_roots = companions.keras_plan(minor)
+        keras_version = None
+        if any(r.wheel == "keras" for r in keras_roots):
+            if wheels.keras is None:
+                keras_source, keras_roots = None, ()
+            else:
+                kz = open_wheel(wheels.keras, companions.MARKERS["keras"])
+                opened.append(kz)
+                sources.add(kz, "keras")
+                keras_version = _version_of(wheels.keras)
+        elif keras_roots:
+            m = _VERSION_RE.search(sources.text("tensorflow.python.keras") or "")
+            keras_version = m.group(1) if m else _version_of(wheels.tf)
+        est_roots = companions.estimator_roots(minor) if wheels.estimator else ()
+        if est_roots:
+            ez = open_wheel(wheels.estimator, companions.MARKERS["estimator"])
+            opened.append(ez)
+            sources.add(ez, "estimator")
+
+        walker = _Walker(sources)
+        root = companions.TF_ROOT
+        if not walker.walk(root.public, root.module, companion=False):
+            raise WheelError(f"{Path(wheels.tf).name}: tensorflow/__init__.py cannot be parsed")
+        if "tf.nn" not in walker.records and "tf.constant" not in walker.records:
+            raise WheelError(f"{Path(wheels.tf).name}: no generated TensorFlow 2 API inside")
+        keras_found = False
+        for r in keras_roots:
+            keras_found |= walker.walk(r.public, r.module, companion=True) and r.public == "tf.keras"
+        estimator_found = False
+        for r in est_roots:
+            estimator_found |= walker.walk(r.public, r.module, companion=True)
+        walker.add_members()
+
+        info = ReleaseInfo(
+            version=f"2.{minor}", tf_version=_version_of(wheels.tf) or f"2.{minor}",
+            tf_wheel=Path(wheels.tf).name,
+            keras_version=keras_version if keras_found else None,
+            keras_source=keras_source if keras_found else None,
+            estimator_version=_version_of(wheels.estimator) if estimator_found else None,
+            python_tag=_python_tag(wheels.tf))
+        symbols = sorted(walker.records.values(), key=lambda s: s.name)
+        return ReleaseExtract(info, symbols, extract_renames(sources))
+    finally:
+        for z in opened:
+            z.close()

@@ -1,0 +1,286 @@
+"""Static facts about defining modules: what a name is bound to, signatures, docstrings,
+deprecation and class members, all from the AST (the code is never imported).
+
+Resolution follows re-exports and aliases (``from m import y as x``, ``x = y``,
+``x = m.y``, ``x = deprecated(...)(y)``, ``from m import *``) for a few hops, as the
+generated API files often point at a module that merely re-exports the definition.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..records import CLASS, CONSTANT, FUNCTION, METHOD, MODULE, PROPERTY, Deprecation, Param
+from . import deprecation as dep_rules
+from .zipsource import Sources
+
+MAX_HOPS = 8
+_PROPERTY_DECORATORS = {"property", "cached_property", "abstractproperty", "classproperty",
+                        "lazy_property"}
+
+
+@dataclass
+class Table:
+    """Top-level bindings of one module."""
+    defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = field(default_factory=dict)
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # name -> (module, attr|None)
+    assigns: dict[str, ast.expr] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Resolved:
+    kind: str                     # MODULE, CLASS, FUNCTION, CONSTANT
+    module: str
+    qualname: str
+    node: ast.AST | None = None
+    deprecation: Deprecation | None = None   # found on the alias chain (x = deprecated(..)(y))
+
+    @property
+    def object(self) -> str:
+        return f"{self.module}.{self.qualname}" if self.qualname else self.module
+
+
+def _bind(table: Table, name: str, kind: str, value, conditional: bool) -> None:
+    # Unconditional statements rebind as Python does; inside if/try the first branch wins
+    # (Keras 3 imports its TensorFlow trainer in the first branch of a backend switch).
+    if conditional and (name in table.defs or name in table.imports or name in table.assigns):
+        return
+    for d in (table.defs, table.imports, table.assigns):
+        d.pop(name, None)
+    getattr(table, kind)[name] = value
+
+
+def build_table(tree: ast.Module, module: str, is_pkg: bool) -> Table:
+    from .api_files import resolve_relative
+    table = Table()
+    package = module if is_pkg else module.rpartition(".")[0]
+
+    def visit(body: list[ast.stmt], conditional: bool) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                _bind(table, node.name, "defs", node, conditional)
+            elif isinstance(node, ast.ImportFrom):
+                src = resolve_relative(node.module, node.level, package)
+                for a in node.names:
+                    if a.name == "*":
+                        table.stars.append(src)
+                    else:
+                        _bind(table, a.asname or a.name, "imports", (src, a.name), conditional)
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        _bind(table, a.asname, "imports", (a.name, None), conditional)
+                    else:
+                        top = a.name.split(".")[0]
+                        _bind(table, top, "imports", (top, None), conditional)
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        _bind(table, t.id, "assigns", node.value, conditional)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+                _bind(table, node.target.id, "assigns", node.value, conditional)
+            elif isinstance(node, ast.If):
+                visit(node.body, True)
+                visit(node.orelse, True)
+            elif isinstance(node, ast.Try):
+                visit(node.body, True)
+                for h in node.handlers:
+                    visit(h.body, True)
+                visit(node.orelse, True)
+                visit(node.finalbody, True)
+
+    visit(tree.body, False)
+    return table
+
+
+class Resolver:
+    def __init__(self, sources: Sources) -> None:
+        self.sources = sources
+        self._tables: dict[str, Table | None] = {}
+        self._cache: dict[tuple[str, str], Resolved | None] = {}
+
+    def table(self, module: str) -> Table | None:
+        if module not in self._tables:
+            tree = self.sources.tree(module)
+            self._tables[module] = (build_table(tree, module, self.sources.is_package(module))
+                                    if tree is not None else None)
+        return self._tables[module]
+
+    def resolve(self, module: str, name: str, hops: int = 0) -> Resolved | None:
+        """What ``name`` in ``module`` finally is, or None when the source does not say."""
+        key = (module, name)
+        if key in self._cache:
+            return self._cache[key]
+        self._cache[key] = None  # cycle guard
+        result = self._resolve(module, name, hops)
+        self._cache[key] = result
+        return result
+
+    def _resolve(self, module: str, name: str, hops: int) -> Resolved | None:
+        if hops > MAX_HOPS:
+            return None
+        table = self.table(module)
+        if table is None:
+            sub = f"{module}.{name}"
+            return Resolved(MODULE, sub, "") if self.sources.has(sub) else None
+        node = table.defs.get(name)
+        if node is not None:
+            return Resolved(CLASS if isinstance(node, ast.ClassDef) else FUNCTION, module, name, node)
+        if name in table.imports:
+            src, attr = table.imports[name]
+            if attr is None:
+                return Resolved(MODULE, src, "")
+            sub = f"{src}.{attr}"
+            if self.sources.has(sub):
+                t = self.table(src)
+                if t is None or not (attr in t.defs or attr in t.assigns):
+                    return Resolved(MODULE, sub, "")
+            return self.resolve(src, attr, hops + 1)
+        if name in table.assigns:
+            return self.resolve_expr(module, table.assigns[name], hops + 1, name)
+        for star in table.stars:
+            r = self.resolve(star, name, hops + 1)
+            if r is not None:
+                return r
+        if self.sources.has(f"{module}.{name}"):
+            return Resolved(MODULE, f"{module}.{name}", "")
+        return None
+
+    def resolve_expr(self, module: str, expr: ast.expr, hops: int, bound_as: str = "") -> Resolved | None:
+        if isinstance(expr, ast.Name):
+            return self.resolve(module, expr.id, hops)
+        if isinstance(expr, ast.Attribute):
+            base = self.resolve_expr(module, expr.value, hops)
+            if base is not None and base.kind == MODULE:
+                return self.resolve(base.module, expr.attr, hops + 1)
+            return None
+        if isinstance(expr, ast.Call):
+            # deprecated(...)(f), tf_export(...)(f), deprecated_alias(old, new, f)
+            dep = dep_rules.from_call(expr.func) if isinstance(expr.func, ast.Call) else None
+            target = None
+            if isinstance(expr.func, ast.Call) and len(expr.args) == 1:
+                target = expr.args[0]
+            elif dep_rules.call_name(expr) == "deprecated_alias":
+                dep = dep_rules.from_call(expr)
+                target = dep_rules._arg(expr, 2, "func_or_class")
+            if target is not None:
+                r = self.resolve_expr(module, target, hops + 1)
+                if r is not None:
+                    if dep is not None and r.deprecation is None:
+                        r = Resolved(r.kind, r.module, r.qualname, r.node, dep)
+                    return r
+        if bound_as:
+            return Resolved(CONSTANT, module, bound_as, expr)
+        return None
+
+    # -- classes -------------------------------------------------------------------------
+
+    def bases(self, module: str, cls: ast.ClassDef) -> list[Resolved]:
+        out = []
+        for b in cls.bases:
+            r = self.resolve_expr(module, b, 0)
+            if r is not None and r.kind == CLASS and isinstance(r.node, ast.ClassDef):
+                out.append(r)
+        return out
+
+    def mro(self, r: Resolved) -> list[Resolved]:
+        """The class and its statically resolvable bases, depth-first, each once."""
+        seen: set[str] = set()
+        out: list[Resolved] = []
+
+        def walk(c: Resolved, depth: int) -> None:
+            if c.object in seen or depth > 20:
+                return
+            seen.add(c.object)
+            out.append(c)
+            for b in self.bases(c.module, c.node):
+                walk(b, depth + 1)
+
+        walk(r, 0)
+        return out
+
+    def init_of(self, r: Resolved) -> ast.FunctionDef | None:
+        for c in self.mro(r):
+            for node in c.node.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__init__":
+                    return node
+        return None
+
+
+@dataclass
+class Member:
+    name: str
+    kind: str                     # METHOD or PROPERTY
+    owner: Resolved               # the class that defines it
+    node: ast.AST
+    doc: str
+    params: list[Param] | None
+
+
+def decorator_names(node: ast.AST) -> list[str]:
+    return [dep_rules.call_name(d) for d in getattr(node, "decorator_list", [])]
+
+
+def is_property(node: ast.AST) -> bool:
+    return any(n in _PROPERTY_DECORATORS for n in decorator_names(node))
+
+
+def params_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, drop_first: bool = False) -> list[Param]:
+    a = fn.args
+    out: list[Param] = []
+    positional = [(p, "positional_only") for p in a.posonlyargs] + [
+        (p, "positional_or_keyword") for p in a.args]
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for (p, kind), d in zip(positional, defaults):
+        out.append(Param(p.arg, kind, ast.unparse(d) if d is not None else None))
+    if drop_first and out:
+        out.pop(0)
+    if a.vararg:
+        out.append(Param(a.vararg.arg, "var_positional"))
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        out.append(Param(p.arg, "keyword_only", ast.unparse(d) if d is not None else None))
+    if a.kwarg:
+        out.append(Param(a.kwarg.arg, "var_keyword"))
+    return out
+
+
+def members(resolver: Resolver, cls: Resolved, public_classes: set[str]) -> list[Member]:
+    """Public methods/properties of ``cls``: its own and those of bases that are not public
+    themselves (a public base documents its members under its own name)."""
+    chain = resolver.mro(cls)
+    found: dict[str, Member] = {}
+    for i, c in enumerate(chain):
+        if i > 0 and c.object in public_classes:
+            continue
+        for node in c.node.body:
+            name = kind = None
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(n in ("setter", "deleter") for n in decorator_names(node)):
+                    continue
+                name = node.name
+                kind = PROPERTY if is_property(node) else METHOD
+            elif (isinstance(node, ast.Assign) and len(node.targets) == 1
+                  and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
+                  and dep_rules.call_name(node.value) == "property"):
+                name, kind = node.targets[0].id, PROPERTY
+            if not name or name.startswith("_") or name in found:
+                continue
+            doc = ast.get_docstring(node) or "" if not isinstance(node, ast.Assign) else ""
+            params = None
+            if kind == METHOD:
+                static = "staticmethod" in decorator_names(node)
+                params = params_of(node, drop_first=not static)
+            found[name] = Member(name, kind, c, node, doc, params)
+    # Overrides without a docstring inherit the documentation of the method they override.
+    for m in found.values():
+        if not m.doc:
+            for c in chain:
+                for node in c.node.body:
+                    if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and node.name == m.name and ast.get_docstring(node)):
+                        m.doc = ast.get_docstring(node)
+                        break
+                if m.doc:
+                    break
+    return list(found.values())

@@ -1,0 +1,234 @@
+"""Ranked symbol search over the KB.
+
+A query is tried, in order of confidence, as:
+
+1. a name: exact (``tf.nn.softmax``), with ``tensorflow.``/``keras.`` spellings, legacy TF1
+   names through the upgrade tables (``tf.Session`` -> ``tf.compat.v1.Session``), a trailing
+   part (``nn.softmax``), a short name (``softmax``, ``EarlyStopping``);
+2. a misspelt name: each dotted part matched against the children of the part before it
+   (``tf.nn.softmx``), or the short name against all short names (rapidfuzz);
+3. words: SQLite FTS5 (BM25) over the name's words, summaries and docstrings.
+
+Every candidate also gets a prior that prefers what people mean: present in the newest release,
+not ``tf.compat.v1``/``tf.raw_ops``/``experimental`` unless asked for, shallow, not a member.
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+MAX_QUERY = 300
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_NAMEISH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\.?(\(\))?$")
+STOPWORDS = frozenset("""a an the to of in on for with without by from and or is are be how do does
+i my me we you your can what which when where why it its this that as at into using use via
+want need make get tf tensorflow keras please""".split())
+
+
+@dataclass
+class Hit:
+    id: int
+    name: str
+    score: float
+    how: str          # exact, alias, legacy, suffix, short, fuzzy, text
+    note: str = ""    # e.g. the legacy name it came from
+
+
+class Searcher:
+    def __init__(self, db: sqlite3.Connection, newest_ord: int):
+        self.db = db
+        self.newest = newest_ord
+        rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical FROM symbols")
+        self.name_to_id: dict[str, int] = {}
+        self.lower: dict[str, list[int]] = {}
+        self.short: dict[str, list[int]] = {}
+        self.children: dict[str, dict[str, int]] = {}
+        self.names: dict[int, str] = {}
+        self.prior: dict[int, float] = {}
+        for sid, name, short, depth, last, kind, canonical in rows:
+            self.names[sid] = name
+            self.name_to_id[name] = sid
+            self.lower.setdefault(name.lower(), []).append(sid)
+            self.short.setdefault(short.lower(), []).append(sid)
+            parent, _, leaf = name.rpartition(".")
+            self.children.setdefault(parent, {})[leaf] = sid
+            self.prior[sid] = _prior(name, depth, last, newest_ord, kind, canonical)
+        self.short_keys = list(self.short)
+        self.renames = {old: (new, note) for old, new, note in
+                        db.execute("SELECT old, new, note FROM renames")}
+
+    # -- public ---------------------------------------------------------------------------
+    def search(self, query: str, limit: int = 5) -> list[Hit]:
+        q = clean_query(query)
+        if not q:
+            return []
+        wants_compat = "compat" in q or "v1" in q.split(".")
+        hits: dict[int, Hit] = {}
+
+        def add(sid: int, score: float, how: str, note: str = ""):
+            prior = self.prior[sid]
+            if wants_compat and ".compat." in self.names[sid]:
+                prior += 0.5
+            total = score + 0.25 * prior
+            if sid not in hits or hits[sid].score < total:
+                hits[sid] = Hit(sid, self.names[sid], total, how, note)
+
+        name = q.rstrip(".").removesuffix("()")
+        if _NAMEISH.match(q):
+            self._names(name, add)
+        if len(hits) < limit or not any(h.score >= 0.9 for h in hits.values()):
+            self._text(q, add, limit * 4)
+        return sorted(hits.values(), key=lambda h: (-h.score, h.name))[:limit]
+
+    def nearest_names(self, query: str, limit: int = 5) -> list[str]:
+        """Closest names by spelling alone, for 'did you mean'."""
+        q = clean_query(query).rsplit(".", 1)[-1].lower()
+        if not q:
+            return []
+        found = process.extract(q, self.short_keys, scorer=fuzz.ratio, limit=limit)
+        out: list[str] = []
+        for key, _, _ in found:
+            best = max(self.short[key], key=lambda s: self.prior[s])
+            out.append(self.names[best])
+        return out
+
+    def resolve(self, name: str) -> Hit | None:
+        """The one symbol a name means (for history): exact, spellings, legacy names, then
+        the best name-like match."""
+        hits = self.search(name, limit=1)
+        if hits and hits[0].how != "text":
+            return hits[0]
+        return None
+
+    # -- name matching ----------------------------------------------------------------------
+    def _names(self, q: str, add) -> None:
+        for cand, note in _spellings(q):
+            sid = self.name_to_id.get(cand)
+            if sid is not None:
+                add(sid, 1.0 if cand == q else 0.97, "exact" if cand == q else "alias", note)
+            legacy = self.renames.get(cand)
+            if legacy:
+                new, rnote = legacy
+                if new and new in self.name_to_id:
+                    add(self.name_to_id[new], 0.98, "legacy", rnote or f"{cand} is now {new}")
+                elif rnote:
+                    for sid2 in self._mentioned(rnote):
+                        add(sid2, 0.96, "legacy", rnote)
+            for sid in self.lower.get(cand.lower(), ()):
+                add(sid, 0.95, "exact")
+        parts = q.split(".")
+        leaf = parts[-1].lower()
+        if len(parts) > 1:
+            # Trailing-part match: "nn.softmax", "layers.Dense".
+            tail = "." + ".".join(parts).lower()
+            for sid in self.short.get(leaf, ()):
+                if self.names[sid].lower().endswith(tail):
+                    add(sid, 0.9, "suffix")
+        for sid in self.short.get(leaf, ()):
+            add(sid, 0.85 if len(parts) == 1 else 0.7, "short")
+        if len(parts) > 1:
+            self._fuzzy_path(q, add)
+        if not self.short.get(leaf):
+            cutoff = 75 if len(leaf) > 4 else 85
+            for key, score, _ in process.extract(leaf, self.short_keys, scorer=fuzz.ratio,
+                                                 limit=8, score_cutoff=cutoff):
+                for sid in self.short[key]:
+                    add(sid, 0.8 * score / 100, "fuzzy")
+
+    def _fuzzy_path(self, q: str, add) -> None:
+        """Walk the dotted name, matching each part among the children of the part before."""
+        parts = q.split(".")
+        if parts[0] in ("tensorflow", "tf"):
+            parts = parts[1:]
+        elif parts[0] == "keras":
+            parts = ["keras"] + parts[1:]
+        cur, total = "tf", 1.0
+        for i, part in enumerate(parts):
+            kids = self.children.get(cur)
+            if not kids:
+                return
+            if part in kids:
+                nxt, score = part, 100.0
+            else:
+                m = process.extractOne(part, list(kids), scorer=fuzz.ratio, score_cutoff=70)
+                if m is None:
+                    lower = {k.lower(): k for k in kids}
+                    if part.lower() not in lower:
+                        return
+                    nxt, score = lower[part.lower()], 95.0
+                else:
+                    nxt, score = m[0], m[1]
+            cur = f"{cur}.{nxt}"
+            total *= score / 100
+        sid = self.name_to_id.get(cur)
+        if sid is not None and total < 1.0:
+            add(sid, 0.88 * total, "fuzzy")
+
+    def _mentioned(self, text: str) -> list[int]:
+        return [self.name_to_id[m] for m in re.findall(r"tf\.[\w.]*\w", text)
+                if m in self.name_to_id][:2]
+
+    # -- words ------------------------------------------------------------------------------
+    def _text(self, q: str, add, limit: int) -> None:
+        words = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
+        words = [w for w in words if w not in STOPWORDS] or words
+        words = list(dict.fromkeys(w for w in words if len(w) > 1))[:12]
+        if not words:
+            return
+        match = " OR ".join(f'"{w}"' for w in words)
+        rows = self.db.execute(
+            "SELECT rowid, bm25(symbols_fts, 8.0, 3.0, 0.3) AS r FROM symbols_fts "
+            "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?", (match, max(limit, 40))).fetchall()
+        if not rows:
+            return
+        best = -rows[0][1] or 1.0
+        for sid, r in rows:
+            add(sid, 0.8 * (-r / best), "text")
+
+
+def clean_query(query: str) -> str:
+    """Any input becomes a short, valid str: bad UTF-8 replaced, whitespace collapsed."""
+    if isinstance(query, bytes):
+        query = query.decode("utf-8", "replace")
+    query = query.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    query = " ".join(query.split())[:MAX_QUERY]
+    return query.strip("`'\" ")
+
+
+def _spellings(q: str) -> list[tuple[str, str]]:
+    """The ways people write a TF name, each with a note when it is not literal."""
+    out = [(q, "")]
+    if q.startswith("tensorflow."):
+        out.append(("tf." + q[len("tensorflow."):], ""))
+    elif q.startswith("keras."):
+        out.append(("tf." + q, ""))
+    elif not q.startswith("tf.") and "." in q:
+        out.append(("tf." + q, ""))
+    for cand, _ in list(out):
+        if cand.startswith("tf.compat.v2."):
+            out.append(("tf." + cand[len("tf.compat.v2."):], "tf.compat.v2 mirrors tf"))
+        if cand.startswith("tf.") and not cand.startswith("tf.compat."):
+            out.append(("tf.compat.v1." + cand[3:], f"{cand} is TF1 API, kept as tf.compat.v1"))
+    return out
+
+
+def _prior(name: str, depth: int, last: int, newest: int, kind: str, canonical: str | None) -> float:
+    parts = name.split(".")
+    p = 0.0
+    if last < newest:
+        p -= 0.4
+    if "compat" in parts:
+        p -= 0.6
+    if "raw_ops" in parts:
+        p -= 0.9
+    if "experimental" in parts:
+        p -= 0.25
+    if kind in ("method", "property"):
+        p -= 0.15
+    if canonical and canonical != name:
+        p -= 0.15
+    p -= 0.04 * depth
+    return p

@@ -1,0 +1,203 @@
+"""The KB's SQLite file: schema and read access.
+
+The KB is read-only once built (see :mod:`knowledge_base.builder`). Schema:
+
+``meta(key PRIMARY KEY, value)``
+    format version, build time, newest release.
+``releases(version PRIMARY KEY, ord, tf_version, tf_wheel, keras_version, keras_source,
+estimator_version, python_tag, symbols)``
+    one row per minor release, ``ord`` 0 for the oldest.
+``symbols(id PRIMARY KEY, name UNIQUE, module, parent, short, kind, object, canonical,
+signature, summary, doc, line, first, last, first_ord, last_ord, removed_in, deprecated_in,
+deprecation, replacement, depth)``
+    one row per public path that ever existed. ``module`` is the public module whose page
+    documents it (for a class member, the class's module); ``parent`` the name it hangs off;
+    ``object`` the defining object in the newest release that has the symbol; ``canonical`` the
+    preferred public name of that object there; ``signature``/``doc`` from that release;
+    ``first``/``last`` the first and last release it is in (it may be absent in between:
+    see spans); ``removed_in`` the release after ``last`` when it is gone from the newest.
+``spans(symbol_id, first_ord, last_ord, kind, signature, object, deprecation)``
+    runs of consecutive releases in which the symbol's facts did not change; ``deprecation``
+    is JSON (how, instructions, date, args) or NULL.
+``events(symbol_id, ord, release, kind, detail, data)``
+    derived history: added, removed, signature_changed, deprecated, undeprecated, moved
+    (``data.to``/``data.from``), in release order.
+``renames(old PRIMARY KEY, new, note)``
+    TF1 -> TF2 upgrade tables from the wheels.
+``symbols_fts`` (FTS5: words, summary, doc; rowid = symbols.id)
+    ``words`` are the name split into words (``EarlyStopping`` -> ``early stopping``).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from functools import cached_property
+from pathlib import Path
+
+from knowledge_base import links
+from knowledge_base.errors import KBError
+
+FORMAT_VERSION = "1"
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE releases (
+    version TEXT PRIMARY KEY, ord INTEGER NOT NULL, tf_version TEXT, tf_wheel TEXT,
+    keras_version TEXT, keras_source TEXT, estimator_version TEXT, python_tag TEXT,
+    symbols INTEGER);
+CREATE TABLE symbols (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, module TEXT NOT NULL, parent TEXT,
+    short TEXT NOT NULL, kind TEXT NOT NULL, object TEXT, canonical TEXT, signature TEXT,
+    summary TEXT, doc TEXT, line INTEGER, first TEXT NOT NULL, last TEXT NOT NULL,
+    first_ord INTEGER NOT NULL, last_ord INTEGER NOT NULL, removed_in TEXT,
+    deprecated_in TEXT, deprecation TEXT, replacement TEXT, depth INTEGER NOT NULL);
+CREATE INDEX symbols_module ON symbols(module);
+CREATE INDEX symbols_object ON symbols(object);
+CREATE INDEX symbols_short ON symbols(short COLLATE NOCASE);
+CREATE TABLE spans (
+    symbol_id INTEGER NOT NULL REFERENCES symbols(id), first_ord INTEGER NOT NULL,
+    last_ord INTEGER NOT NULL, kind TEXT, signature TEXT, object TEXT, deprecation TEXT);
+CREATE INDEX spans_symbol ON spans(symbol_id);
+CREATE TABLE events (
+    symbol_id INTEGER NOT NULL REFERENCES symbols(id), ord INTEGER NOT NULL,
+    release TEXT NOT NULL, kind TEXT NOT NULL, detail TEXT, data TEXT);
+CREATE INDEX events_symbol ON events(symbol_id);
+CREATE INDEX events_ord ON events(ord);
+CREATE TABLE renames (old TEXT PRIMARY KEY, new TEXT, note TEXT);
+CREATE VIRTUAL TABLE symbols_fts USING fts5(words, summary, doc, tokenize='porter unicode61');
+"""
+
+
+class KBMissing(KBError):
+    pass
+
+
+class KB:
+    """Read access to a built KB file."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise KBMissing(f"no knowledge base at {self.path}; run 'tfdesk kb load' "
+                            "(from the shipped extract) or 'tfdesk kb build'")
+        try:
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                      check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise KBError(f"{self.path} is not a tfdesk knowledge base: {exc}") from None
+        if not fmt or fmt[0] != FORMAT_VERSION:
+            raise KBError(f"{self.path} has KB format {fmt[0] if fmt else '?'}, this tfdesk "
+                          f"reads {FORMAT_VERSION}; rebuild it with 'tfdesk kb load'")
+
+    # -- releases -------------------------------------------------------------------------
+    @cached_property
+    def release_rows(self) -> list[dict]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM releases ORDER BY ord")]
+
+    @cached_property
+    def versions(self) -> list[str]:
+        return [r["version"] for r in self.release_rows]
+
+    @property
+    def newest(self) -> str:
+        return self.versions[-1]
+
+    def ord_of(self, version: str) -> int:
+        """Ordinal of a release; accepts '2.16', '2.16.1', 'v2.16'."""
+        v = str(version).strip().lstrip("vV")
+        parts = v.split(".")
+        key = ".".join(parts[:2])
+        if key in self.versions:
+            return self.versions.index(key)
+        raise KBError(f"unknown release {version!r}; the KB has {self.versions[0]} to "
+                      f"{self.versions[-1]}")
+
+    def meta(self) -> dict:
+        return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}
+
+    # -- symbols --------------------------------------------------------------------------
+    def symbol(self, name: str) -> dict | None:
+        row = self.db.execute("SELECT * FROM symbols WHERE name = ?", (name,)).fetchone()
+        return dict(row) if row else None
+
+    def symbol_by_id(self, sid: int) -> dict:
+        return dict(self.db.execute("SELECT * FROM symbols WHERE id = ?", (sid,)).fetchone())
+
+    def spans(self, symbol_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM spans WHERE symbol_id = ? ORDER BY first_ord",
+                               (symbol_id,))
+        return [dict(r) for r in rows]
+
+    def span_at(self, symbol_id: int, ord_: int) -> dict | None:
+        row = self.db.execute("SELECT * FROM spans WHERE symbol_id = ? AND first_ord <= ? "
+                              "AND last_ord >= ?", (symbol_id, ord_, ord_)).fetchone()
+        return dict(row) if row else None
+
+    def events(self, symbol_id: int) -> list[dict]:
+        rows = self.db.execute("SELECT * FROM events WHERE symbol_id = ? ORDER BY ord, rowid",
+                               (symbol_id,))
+        return [_event(r) for r in rows]
+
+    def aliases(self, sym: dict) -> list[str]:
+        """Other public names of the same object in the newest release that has it."""
+        if not sym.get("object"):
+            return []
+        rows = self.db.execute("SELECT name FROM symbols WHERE object = ? AND last_ord = ? "
+                               "AND name != ? ORDER BY depth, name",
+                               (sym["object"], sym["last_ord"], sym["name"]))
+        return [r[0] for r in rows]
+
+    def modules(self, ord_: int | None = None) -> list[str]:
+        ord_ = len(self.versions) - 1 if ord_ is None else ord_
+        rows = self.db.execute("SELECT DISTINCT module FROM symbols WHERE first_ord <= ? AND "
+                               "last_ord >= ? ORDER BY module", (ord_, ord_))
+        return [r[0] for r in rows]
+
+    def module_symbols(self, module: str, ord_: int | None = None) -> list[dict]:
+        """Symbols documented on ``module``'s page that are present in release ``ord_``."""
+        ord_ = len(self.versions) - 1 if ord_ is None else ord_
+        rows = self.db.execute(
+            "SELECT s.* FROM symbols s JOIN spans p ON p.symbol_id = s.id WHERE s.module = ? "
+            "AND p.first_ord <= ? AND p.last_ord >= ? ORDER BY s.name", (module, ord_, ord_))
+        return [dict(r) for r in rows]
+
+    def release_events(self, ord_: int, module: str | None = None) -> list[dict]:
+        sql = ("SELECT e.*, s.name, s.module, s.kind AS symbol_kind FROM events e JOIN symbols s "
+               "ON s.id = e.symbol_id WHERE e.ord = ?")
+        params: list = [ord_]
+        if module:
+            sql += " AND (s.name = ? OR s.name LIKE ? ESCAPE '\\')"
+            params += [module, _like_prefix(module)]
+        rows = self.db.execute(sql + " ORDER BY s.name", params)
+        return [_event(r) for r in rows]
+
+    def renames(self) -> list[dict]:
+        return [dict(r) for r in self.db.execute("SELECT * FROM renames ORDER BY old")]
+
+    def availability(self, sym: dict) -> str:
+        """'2.4–2.21', or with gaps '2.2–2.5, 2.8–2.21'."""
+        spans = self.spans(sym["id"])
+        runs: list[list[int]] = []
+        for s in spans:
+            if runs and s["first_ord"] == runs[-1][1] + 1:
+                runs[-1][1] = s["last_ord"]
+            else:
+                runs.append([s["first_ord"], s["last_ord"]])
+        v = self.versions
+        return ", ".join(v[a] if a == b else f"{v[a]}–{v[b]}" for a, b in runs)
+
+    def site_path(self, sym: dict) -> str:
+        return links.symbol_path(sym["name"], sym["module"])
+
+
+def _like_prefix(module: str) -> str:
+    esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return esc + ".%"
+
+
+def _event(row) -> dict:
+    d = dict(row)
+    d["data"] = json.loads(d["data"]) if d.get("data") else {}
+    return d

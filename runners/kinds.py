@@ -1,0 +1,89 @@
+"""The job kind registry: what a kind of job runs, locally and on Kubernetes.
+
+Training registers itself here; other packages add kinds (``convert-model``, ``infer``) the
+same way::
+
+    register_kind(JobKind(
+        name="infer",
+        prepare=lambda spec, workdir, env: spec,          # validate, write inputs, return spec
+        local_plan=lambda spec, workdir, env: LocalPlan([Proc([env.runner_python, "-m", ...])]),
+        k8s_manifests=None,                                # or a builder -> list of manifests
+    ))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from runners.metrics import MetricReader
+from runners.models import JobError
+
+
+@dataclass
+class RunnerEnv:
+    """Where work runs: the runner environment's interpreter and its bin directory."""
+    runner_python: Path
+
+    @property
+    def bin_dir(self) -> Path:
+        return Path(self.runner_python).parent
+
+
+@dataclass
+class Proc:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    name: str = ""
+
+
+@dataclass
+class LocalPlan:
+    """Processes to start together in one process group; with more than one, each output line
+    is prefixed with the process's rank (``[0] ...``) and any failure stops the others."""
+    procs: list[Proc]
+
+
+@dataclass
+class K8sPlan:
+    """Objects to create, in order; ``main`` is the one whose status decides the job's state
+    (an MPIJob or a batch Job); ``log_selector`` picks the pod whose log is the job's log."""
+    manifests: list[dict[str, Any]]
+    main: dict[str, Any]
+    log_selector: str
+
+
+@dataclass
+class JobKind:
+    name: str
+    # Validate the spec, write what the job needs into its working directory, return the spec
+    # as stored (plain JSON). Raise JobError for bad input.
+    prepare: Callable[[dict, Path, RunnerEnv], dict]
+    local_plan: Callable[[dict, Path, RunnerEnv], LocalPlan]
+    metric_reader: Callable[[], MetricReader] = MetricReader
+    # Files in the working directory worth listing; the default lists everything the job wrote.
+    collect_artifacts: Callable[[Path], list[dict[str, Any]]] | None = None
+    # (job_id, spec, workdir, k8s settings) -> K8sPlan; None: this kind runs only locally.
+    k8s_manifests: Callable[..., K8sPlan] | None = None
+    # A one-line summary for listings, e.g. "train.py, 2 workers, horovod".
+    describe: Callable[[dict], str] = lambda spec: ""
+
+
+KINDS: dict[str, JobKind] = {}
+
+
+def register_kind(kind: JobKind) -> JobKind:
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> JobKind:
+    _load_builtin()
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise JobError(f"unknown job kind {name!r}; known: {', '.join(sorted(KINDS))}") from None
+
+
+def _load_builtin() -> None:
+    from runners import training  # noqa: F401  (registers "train")

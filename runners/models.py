@@ -1,0 +1,82 @@
+"""What a job is: its states, the legal moves between them, and the records the store keeps."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+QUEUED, STARTING, RUNNING = "queued", "starting", "running"
+SUCCEEDED, FAILED, CANCELLED, LOST = "succeeded", "failed", "cancelled", "lost"
+STATES = (QUEUED, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED, LOST)
+ACTIVE = (QUEUED, STARTING, RUNNING)
+TERMINAL = (SUCCEEDED, FAILED, CANCELLED, LOST)
+
+# The state machine as data: state -> states it may move to. "starting" is the short window
+# between an engine claiming a queued job and its process (or cluster object) existing.
+TRANSITIONS: dict[str, tuple[str, ...]] = {
+    QUEUED: (STARTING, CANCELLED, FAILED),
+    STARTING: (RUNNING, FAILED, CANCELLED, LOST),
+    RUNNING: (SUCCEEDED, FAILED, CANCELLED, LOST),
+    SUCCEEDED: (), FAILED: (), CANCELLED: (), LOST: (),
+}
+
+
+class JobError(Exception):
+    """A problem the person asking should read (unknown id, illegal move, bad spec)."""
+    user_facing = True
+
+
+class UnknownJob(JobError):
+    def __init__(self, job_id: str):
+        super().__init__(f"no job {job_id!r}; 'jobs --all' lists every job")
+        self.job_id = job_id
+
+
+class IllegalTransition(JobError):
+    pass
+
+
+@dataclass
+class Job:
+    id: str
+    kind: str
+    spec: dict[str, Any]
+    owner: str
+    reply_to: dict[str, Any]
+    backend: str
+    state: str
+    reason: str = ""
+    created_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    workdir: str = ""
+    # Backend bookkeeping (pid/pgid for local, object names for Kubernetes).
+    handle: dict[str, Any] = field(default_factory=dict)
+    cancel_requested: bool = False
+
+    @property
+    def active(self) -> bool:
+        return self.state in ACTIVE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class Event:
+    """Something that happened to a job. ``type`` is one of: state, metric, log, info, warning,
+    error, artifact. State, info, warning, error and artifact events are stored (append-only);
+    metric values are stored in their own table; log lines live in the job's log file."""
+    job_id: str
+    type: str
+    message: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    ts: float = 0.0
+    seq: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"job_id": self.job_id, "type": self.type, "message": self.message,
+                "data": self.data, "ts": self.ts, "seq": self.seq}
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else f"{self.type}: {json.dumps(self.data)}"

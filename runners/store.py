@@ -1,0 +1,287 @@
+"""Jobs, events, metrics and artifacts in the state SQLite database (WAL mode).
+
+Events are appended and never rewritten. Every state change is one ``BEGIN IMMEDIATE``
+transaction that checks the state machine, so two engines (two tfdesk processes on the same
+database) can never both start, or both finish, the same job.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from runners.models import (ACTIVE, QUEUED, STARTING, TERMINAL, TRANSITIONS, Event,
+                            IllegalTransition, Job, UnknownJob)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT UNIQUE NOT NULL,
+    kind TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    reply_to TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    workdir TEXT NOT NULL DEFAULT '',
+    handle TEXT NOT NULL DEFAULT '{}',
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    log_offset INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+CREATE TABLE IF NOT EXISTS job_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL,
+    ts REAL NOT NULL,
+    type TEXT NOT NULL,
+    message TEXT NOT NULL DEFAULT '',
+    data TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS job_events_job ON job_events(job_id, seq);
+CREATE TRIGGER IF NOT EXISTS job_events_append_only BEFORE UPDATE ON job_events
+BEGIN SELECT RAISE(ABORT, 'job events are append-only'); END;
+CREATE TABLE IF NOT EXISTS job_metrics (
+    job_id TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    value REAL NOT NULL,
+    ts REAL NOT NULL,
+    PRIMARY KEY (job_id, step, name)
+);
+CREATE TABLE IF NOT EXISTS job_artifacts (
+    job_id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    PRIMARY KEY (job_id, path)
+);
+"""
+
+_JOB_COLS = ("id", "kind", "spec", "owner", "reply_to", "backend", "state", "reason", "created_at",
+             "started_at", "finished_at", "workdir", "handle", "cancel_requested")
+
+
+def _job(row: sqlite3.Row) -> Job:
+    d = {k: row[k] for k in _JOB_COLS}
+    for k in ("spec", "reply_to", "handle"):
+        d[k] = json.loads(d[k])
+    d["cancel_requested"] = bool(d["cancel_requested"])
+    return Job(**d)
+
+
+def new_job_id() -> str:
+    return "j-" + secrets.token_hex(4)
+
+
+class JobStore:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._tx() as db:
+            db.executescript(SCHEMA)
+
+    # One connection per thread: sqlite3 connections must not be shared across threads.
+    def _db(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db = db
+        return db
+
+    def close(self) -> None:
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None
+
+    class _Tx:
+        def __init__(self, db):
+            self.db = db
+
+        def __enter__(self):
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, exc_type, *_):
+            self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+    def _tx(self):
+        return self._Tx(self._db())
+
+    # -- jobs ---------------------------------------------------------------------------------
+    def create(self, kind: str, spec: dict, owner: str, reply_to: dict, backend: str,
+               workdir_root: Path) -> tuple[Job, Event]:
+        now = time.time()
+        job_id = new_job_id()
+        workdir = str(Path(workdir_root) / job_id)
+        with self._tx() as db:
+            db.execute("INSERT INTO jobs (id, kind, spec, owner, reply_to, backend, state, created_at,"
+                       " workdir) VALUES (?,?,?,?,?,?,?,?,?)",
+                       (job_id, kind, json.dumps(spec), owner, json.dumps(reply_to), backend, QUEUED,
+                        now, workdir))
+            ev = self._append(db, Event(job_id, "state", f"queued ({kind} on {backend})",
+                                        {"state": QUEUED, "from": None}, now))
+        return self.get(job_id), ev
+
+    def get(self, job_id: str) -> Job:
+        row = self._db().execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is None:
+            raise UnknownJob(job_id)
+        return _job(row)
+
+    def list(self, states: Iterable[str] | None = None, owner: str | None = None,
+             backend: str | None = None, limit: int | None = None) -> list[Job]:
+        sql, params = "SELECT * FROM jobs WHERE 1=1", []
+        if states:
+            states = list(states)
+            sql += f" AND state IN ({','.join('?' * len(states))})"
+            params += states
+        if owner:
+            sql += " AND owner = ?"
+            params.append(owner)
+        if backend:
+            sql += " AND backend = ?"
+            params.append(backend)
+        sql += " ORDER BY seq"
+        if limit:
+            sql = f"SELECT * FROM ({sql.replace('ORDER BY seq', 'ORDER BY seq DESC')} LIMIT {int(limit)}) ORDER BY seq"
+        return [_job(r) for r in self._db().execute(sql, params)]
+
+    def update_handle(self, job_id: str, **values: Any) -> None:
+        with self._tx() as db:
+            row = db.execute("SELECT handle FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            handle = json.loads(row["handle"]) if row else {}
+            handle.update(values)
+            db.execute("UPDATE jobs SET handle = ? WHERE id = ?", (json.dumps(handle), job_id))
+
+    def request_cancel(self, job_id: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE jobs SET cancel_requested = 1 WHERE id = ?", (job_id,))
+
+    def log_offset(self, job_id: str) -> int:
+        row = self._db().execute("SELECT log_offset FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        return row["log_offset"] if row else 0
+
+    def set_log_offset(self, job_id: str, offset: int) -> None:
+        self._db().execute("UPDATE jobs SET log_offset = max(log_offset, ?) WHERE id = ?",
+                           (offset, job_id))
+
+    def transition(self, job_id: str, to: str, reason: str = "", data: dict | None = None,
+                   strict: bool = True) -> Event | None:
+        """Move a job to ``to``; returns the state event, or None when the move is not legal
+        and ``strict`` is False (e.g. a second engine finishing a job that already finished)."""
+        now = time.time()
+        with self._tx() as db:
+            row = db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None:
+                raise UnknownJob(job_id)
+            state = row["state"]
+            if to not in TRANSITIONS[state]:
+                if strict:
+                    raise IllegalTransition(f"job {job_id} is {state}; it cannot become {to}")
+                return None
+            sets = ["state = ?", "reason = ?"]
+            params: list[Any] = [to, reason]
+            if to == STARTING:
+                sets.append("started_at = ?")
+                params.append(now)
+            if to in TERMINAL:
+                sets.append("finished_at = ?")
+                params.append(now)
+            db.execute(f"UPDATE jobs SET {', '.join(sets)} WHERE id = ?", (*params, job_id))
+            msg = to + (f": {reason}" if reason else "")
+            return self._append(db, Event(job_id, "state", msg,
+                                          {"state": to, "from": state, "reason": reason, **(data or {})},
+                                          now))
+
+    def claim(self, job_id: str, backend: str, limit: int, per_owner: int, owner: str) -> Event | None:
+        """queued -> starting, but only while the backend's pool and the owner's share have room.
+        Counting and claiming happen in one transaction, so the limits hold across processes."""
+        now = time.time()
+        with self._tx() as db:
+            row = db.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+            if row is None or row["state"] != QUEUED:
+                return None
+            busy = db.execute("SELECT count(*) FROM jobs WHERE backend = ? AND state IN (?, ?)",
+                              (backend, STARTING, "running")).fetchone()[0]
+            mine = db.execute("SELECT count(*) FROM jobs WHERE owner = ? AND state IN (?, ?)",
+                              (owner, STARTING, "running")).fetchone()[0]
+            if busy >= limit or mine >= per_owner:
+                return None
+            db.execute("UPDATE jobs SET state = ?, started_at = ? WHERE id = ?", (STARTING, now, job_id))
+            return self._append(db, Event(job_id, "state", STARTING,
+                                          {"state": STARTING, "from": QUEUED}, now))
+
+    def delete(self, job_id: str) -> None:
+        with self._tx() as db:
+            for table in ("jobs", "job_metrics", "job_artifacts"):
+                db.execute(f"DELETE FROM {table} WHERE {'id' if table == 'jobs' else 'job_id'} = ?",
+                           (job_id,))
+            # Events stay (append-only history); a final event records the deletion.
+            self._append(db, Event(job_id, "info", "deleted", {"deleted": True}, time.time()))
+
+    # -- events, metrics, artifacts --------------------------------------------------------------
+    def _append(self, db: sqlite3.Connection, ev: Event) -> Event:
+        ev.ts = ev.ts or time.time()
+        cur = db.execute("INSERT INTO job_events (job_id, ts, type, message, data) VALUES (?,?,?,?,?)",
+                         (ev.job_id, ev.ts, ev.type, ev.message, json.dumps(ev.data, default=str)))
+        ev.seq = cur.lastrowid
+        return ev
+
+    def append_event(self, ev: Event) -> Event:
+        with self._tx() as db:
+            return self._append(db, ev)
+
+    def events(self, job_id: str, after: int = 0) -> list[Event]:
+        rows = self._db().execute("SELECT * FROM job_events WHERE job_id = ? AND seq > ? ORDER BY seq",
+                                  (job_id, after))
+        return [Event(r["job_id"], r["type"], r["message"], json.loads(r["data"]), r["ts"], r["seq"])
+                for r in rows]
+
+    def add_metrics(self, job_id: str, step: int, values: dict[str, float]) -> bool:
+        """Store one step's values; False when that step was already stored (a second reader
+        of the same log), so callers publish each metric once."""
+        now = time.time()
+        with self._tx() as db:
+            new = False
+            for name, value in values.items():
+                cur = db.execute("INSERT OR IGNORE INTO job_metrics VALUES (?,?,?,?,?)",
+                                 (job_id, step, name, float(value), now))
+                new = new or cur.rowcount > 0
+            return new
+
+    def metrics(self, job_id: str) -> list[dict[str, Any]]:
+        """One dict per step: {"epoch": step, name: value, ...}, in order."""
+        rows = self._db().execute("SELECT step, name, value FROM job_metrics WHERE job_id = ?"
+                                  " ORDER BY step, name", (job_id,))
+        out: dict[int, dict[str, Any]] = {}
+        for r in rows:
+            out.setdefault(r["step"], {"epoch": r["step"]})[r["name"]] = r["value"]
+        return list(out.values())
+
+    def set_artifacts(self, job_id: str, artifacts: list[dict[str, Any]]) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM job_artifacts WHERE job_id = ?", (job_id,))
+            db.executemany("INSERT INTO job_artifacts VALUES (?,?,?,?)",
+                           [(job_id, a["path"], a["size"], a["kind"]) for a in artifacts])
+
+    def artifacts(self, job_id: str) -> list[dict[str, Any]]:
+        rows = self._db().execute("SELECT path, size, kind FROM job_artifacts WHERE job_id = ?"
+                                  " ORDER BY path", (job_id,))
+        return [dict(r) for r in rows]
+
+    def active_count(self) -> int:
+        return self._db().execute(f"SELECT count(*) FROM jobs WHERE state IN ({','.join('?' * len(ACTIVE))})",
+                                  ACTIVE).fetchone()[0]

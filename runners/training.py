@@ -1,0 +1,169 @@
+"""The "train" job kind: a TensorFlow training script, converted to distributed form when
+needed, run with horovodrun (Horovod), one process per worker with TF_CONFIG (tf.distribute),
+or plain python (one worker)."""
+from __future__ import annotations
+
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
+from runners.models import JobError
+
+TARGETS = ("horovod", "tf-distribute")
+CONVERT_CHOICES = ("auto", "horovod", "tf-distribute", "none")
+# How a script shows it is already distributed, checked in order.
+DISTRIBUTED_MARKS = [
+    (re.compile(r"^\s*(import horovod|from horovod)", re.M), "horovod"),
+    (re.compile(r"MultiWorkerMirroredStrategy|ParameterServerStrategy"), "tf-distribute"),
+]
+TF_PIN = re.compile(r"tensorflow(?:-cpu|-gpu)?\s*==\s*(\d+\.\d+)")
+SCRIPT = "script.py"
+
+
+def detect_target(source: str) -> str | None:
+    for pattern, target in DISTRIBUTED_MARKS:
+        if pattern.search(source):
+            return target
+    return None
+
+
+def detect_tf_version(source: str, launcher: str) -> str | None:
+    """The TF version the script needs, for picking a cluster image: an explicit pin in the
+    script (``# requires tensorflow==2.15``) wins; Horovod scripts need Horovod's frozen stack."""
+    if (m := TF_PIN.search(source)):
+        return m.group(1)
+    return "2.15" if launcher == "horovod" else None
+
+
+def _convert(source: str, target: str) -> str:
+    try:
+        from converters.script import convert
+    except ImportError:
+        raise JobError(f"this script is single-process and the script converter is not installed, "
+                       f"so it cannot be made {target}; convert it yourself or pass --convert none "
+                       f"--workers 1") from None
+    try:
+        return convert(source, target).code
+    except Exception as exc:  # the converter's own errors are meant for the user
+        raise JobError(f"could not convert the script to {target}: {exc}") from None
+
+
+def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, Any]:
+    workers = int(spec.get("workers") or 1)
+    if workers < 1 or workers > 64:
+        raise JobError(f"--workers must be between 1 and 64, not {workers}")
+    convert = spec.get("convert") or "auto"
+    if convert not in CONVERT_CHOICES:
+        raise JobError(f"--convert must be one of {', '.join(CONVERT_CHOICES)}, not {convert!r}")
+    if "script_source" in spec:
+        source, name = spec["script_source"], spec.get("script_name") or SCRIPT
+    else:
+        path = Path(spec.get("script_path") or "")
+        if not path.is_file():
+            raise JobError(f"no such script: {path}")
+        try:
+            source = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise JobError(f"{path} is not a UTF-8 text file; give a Python training script") from None
+        name = path.name
+    try:
+        compile(source, name, "exec")  # syntax only: user code never runs in this process
+    except SyntaxError as exc:
+        raise JobError(f"{name} is not valid Python: line {exc.lineno}: {exc.msg}") from None
+    found = detect_target(source)
+    converted_to = None
+    if convert == "auto":
+        launcher = found or ("horovod" if workers > 1 else "python")
+        if found is None and workers > 1:
+            source, converted_to = _convert(source, "horovod"), "horovod"
+    elif convert == "none":
+        launcher = found or "python"
+        if launcher == "python" and workers > 1:
+            raise JobError(f"{name} is single-process and --convert none was given, so it cannot "
+                           f"run on {workers} workers; drop --convert none to convert it")
+    else:
+        launcher = convert
+        if found != convert:
+            if found is not None:
+                raise JobError(f"{name} already uses {found}; it cannot be converted to {convert}")
+            source, converted_to = _convert(source, convert), convert
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / SCRIPT).write_text(source, encoding="utf-8")
+    epochs = spec.get("epochs")
+    if epochs is not None and int(epochs) < 1:
+        raise JobError("--epochs must be at least 1")
+    timeout = spec.get("timeout")
+    if timeout is not None and float(timeout) <= 0:
+        raise JobError("--timeout must be a positive number of seconds")
+    gpus = int(spec.get("gpus_per_worker") or 0)
+    if gpus < 0:
+        raise JobError("--gpus-per-worker cannot be negative")
+    return {"script": SCRIPT, "script_name": name, "workers": workers, "launcher": launcher,
+            "converted_to": converted_to, "epochs": int(epochs) if epochs else None,
+            "timeout": float(timeout) if timeout else None, "gpus_per_worker": gpus,
+            "args": [str(a) for a in spec.get("args") or []],
+            "tf_version": spec.get("tf_version") or detect_tf_version(source, launcher)}
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def base_env(spec: dict, workdir: Path, env: RunnerEnv) -> dict[str, str]:
+    """A clean environment for user code: the runner env first on PATH, nothing of tfdesk's
+    (tokens, config) leaks into it."""
+    out = {"PATH": f"{env.bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir),
+           "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TFDESK_WORKDIR": str(workdir),
+           "LANG": "C.UTF-8"}
+    if spec.get("epochs"):
+        out["TFDESK_EPOCHS"] = str(spec["epochs"])
+    if not spec.get("gpus_per_worker"):
+        out["CUDA_VISIBLE_DEVICES"] = ""
+    for key in ("TMPDIR",):
+        if key in os.environ:
+            out[key] = os.environ[key]
+    return out
+
+
+def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
+    py = str(env.runner_python)
+    script = [py, spec["script"], *spec.get("args", [])]
+    n = spec["workers"]
+    base = base_env(spec, workdir, env)
+    if spec["launcher"] == "horovod":
+        horovodrun = str(env.bin_dir / "horovodrun")
+        return LocalPlan([Proc([horovodrun, "--gloo", "-np", str(n), "-H", f"localhost:{n}",
+                                "--network-interface", "lo", *script], base, "horovodrun")])
+    if spec["launcher"] == "tf-distribute" and n > 1:
+        import json
+        hosts = [f"localhost:{p}" for p in _free_ports(n)]
+        return LocalPlan([Proc(script, {**base, "TF_CONFIG": json.dumps(
+            {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": i}})}, f"worker-{i}")
+            for i in range(n)])
+    return LocalPlan([Proc(script, base, "python")])
+
+
+def describe(spec: dict) -> str:
+    bits = [spec.get("script_name", SCRIPT), f"{spec.get('workers', 1)} worker(s)", spec.get("launcher", "")]
+    if spec.get("converted_to"):
+        bits.append(f"converted to {spec['converted_to']}")
+    return ", ".join(b for b in bits if b)
+
+
+def k8s_manifests(job_id: str, spec: dict, workdir: Path, settings):
+    from runners.kubernetes.manifests import training_plan
+    return training_plan(job_id, spec, (workdir / spec["script"]).read_text(encoding="utf-8"), settings)
+
+
+TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,
+                              k8s_manifests=k8s_manifests, describe=describe))
