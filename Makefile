@@ -23,6 +23,10 @@ runner-env:
 kb: venv
 	$(VENV)/bin/tfdesk kb load
 
+# The docs site: generate the API pages from the KB and run mkdocs build --strict into site/.
+docs: venv kb
+	$(VENV)/bin/tfdesk site build --out site
+
 run: venv kb
 	$(VENV)/bin/tfdesk serve
 
@@ -34,6 +38,9 @@ test-quick: venv
 
 bench: venv
 	$(PY) benchmarks/kb_search.py
+	$(PY) benchmarks/catalog.py
+	$(PY) benchmarks/jobs.py
+	$(PY) benchmarks/site_build.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

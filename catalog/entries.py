@@ -108,7 +108,10 @@ def list_rows(conn: sqlite3.Connection, table: str, kind: str, *, project: str |
     limit = max(1, min(int(limit), MAX_LIMIT))
     sql = (f"SELECT x.* FROM {table} x {join}"
            + (" WHERE " + " AND ".join(where) if where else "")
-           + " ORDER BY x.id DESC LIMIT ? OFFSET ?")
+           # A tag alone: walk the tag index backwards (item_id = x.id), no sort step. With a
+           # project or owner too, that narrower index leads and tags are probed per row.
+           + f" ORDER BY {'t.item_id' if tag and not (project or owner) else 'x.id'} DESC"
+           + " LIMIT ? OFFSET ?")
     return conn.execute(sql, (*params, limit, max(0, int(offset)))).fetchall()
 
 

@@ -47,7 +47,7 @@ def export(conn: sqlite3.Connection) -> dict[str, Any]:
     conn.execute("BEGIN")
     try:
         for table in TABLES:
-            order = "id" if "id" in _columns(conn, table) else "rowid"
+            order = "id" if "id" in _columns(conn, table) else "1, 2"
             doc["tables"][table] = [dict(r) for r in
                                     conn.execute(f"SELECT * FROM {table} ORDER BY {order}")]
     finally:

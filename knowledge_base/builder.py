@@ -12,6 +12,7 @@ build leaves the old KB untouched.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import lzma
 import os
@@ -155,13 +156,19 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 def name_words(name: str) -> str:
     """'tf.keras.callbacks.EarlyStopping' -> 'keras callbacks early stopping earlystopping'."""
-    words: list[str] = []
-    for part in name.split(".")[1:] if name.startswith("tf.") else name.split("."):
-        pieces = [p for chunk in part.split("_") for p in _CAMEL.split(chunk) if p]
-        words += [p.lower() for p in pieces]
-        if len(pieces) > 1:
-            words.append(part.replace("_", "").lower())
+    parts = name.split(".")
+    return " ".join(_part_words(p) for p in (parts[1:] if parts[0] == "tf" else parts))
+
+
+def _part_words(part: str) -> str:
+    pieces = [p for chunk in part.split("_") for p in _CAMEL.split(chunk) if p]
+    words = [p.lower() for p in pieces]
+    if len(pieces) > 1:
+        words.append(part.replace("_", "").lower())
     return " ".join(words)
+
+
+DOC_HEAD = 800
 
 
 def summary_of(doc: str) -> str:
@@ -297,6 +304,7 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
             if s.obj:
                 by_obj.setdefault(s.obj, []).append((n, s.first, s.last))
 
+    @functools.lru_cache(maxsize=None)
     def names_of(obj: str, ord_: int) -> list[str]:
         return sorted((n for n, a, b in by_obj.get(obj, ()) if a <= ord_ <= b), key=canonical_rank)
 
@@ -388,12 +396,18 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                             versions[runs[0].first], versions[last.last], runs[0].first,
                             last.last, removed_in, dep_in, dep_text, replacement,
                             n.count(".")))
-        fts_rows.append((sid, name_words(n), summary_of(doc), doc))
+        parent_part, _, leaf = n.rpartition(".")
+        # Words index what people describe: not the generated tf.raw_ops, and compat.v1 only
+        # where it has no TF2 name (those are reached by name, or through their TF2 alias).
+        if ".raw_ops." in n or (".compat." in n and canon != n):
+            continue
+        fts_rows.append((sid, _part_words(leaf), name_words(parent_part), summary_of(doc),
+                         doc[:DOC_HEAD]))
 
     db.executemany("INSERT INTO symbols VALUES (" + ",".join("?" * 21) + ")", symbol_rows)
     db.executemany("INSERT INTO spans VALUES (?,?,?,?,?,?,?)", span_rows)
     db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", events)
-    db.executemany("INSERT INTO symbols_fts(rowid, words, summary, doc) VALUES (?,?,?,?)",
+    db.executemany("INSERT INTO symbols_fts(rowid, words, path, summary, doc) VALUES (?,?,?,?,?)",
                    fts_rows)
     db.executemany("INSERT OR REPLACE INTO renames VALUES (?,?,?)",
                    [(r.old, r.new, r.note) for r in m.renames.values()])
@@ -406,7 +420,6 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
     db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
     db.commit()
-    db.execute("VACUUM")
     db.close()
     return {"releases": len(versions), "symbols": len(names), "events": len(events),
             "renames": len(m.renames), "bytes": path.stat().st_size}

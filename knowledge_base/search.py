@@ -18,6 +18,7 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
+import snowballstemmer
 from rapidfuzz import fuzz, process
 
 MAX_QUERY = 300
@@ -41,15 +42,19 @@ class Searcher:
     def __init__(self, db: sqlite3.Connection, newest_ord: int):
         self.db = db
         self.newest = newest_ord
-        rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical FROM symbols")
+        rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical, object "
+                          "FROM symbols")
+        self.objects: dict[int, str] = {}
         self.name_to_id: dict[str, int] = {}
         self.lower: dict[str, list[int]] = {}
         self.short: dict[str, list[int]] = {}
         self.children: dict[str, dict[str, int]] = {}
         self.names: dict[int, str] = {}
         self.prior: dict[int, float] = {}
-        for sid, name, short, depth, last, kind, canonical in rows:
+        for sid, name, short, depth, last, kind, canonical, obj in rows:
             self.names[sid] = name
+            if obj:
+                self.objects[sid] = obj
             self.name_to_id[name] = sid
             self.lower.setdefault(name.lower(), []).append(sid)
             self.short.setdefault(short.lower(), []).append(sid)
@@ -59,6 +64,10 @@ class Searcher:
         self.short_keys = list(self.short)
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
+        # Document count per (porter-stemmed) term, to drop words that match half the KB.
+        self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
+        self.n_docs = max(1, len(self.names))
+        self.stem = snowballstemmer.stemmer("porter").stemWord
 
     # -- public ---------------------------------------------------------------------------
     def search(self, query: str, limit: int = 5) -> list[Hit]:
@@ -68,20 +77,34 @@ class Searcher:
         wants_compat = "compat" in q or "v1" in q.split(".")
         hits: dict[int, Hit] = {}
 
-        def add(sid: int, score: float, how: str, note: str = ""):
+        def add(sid: int, score: float, how: str, note: str = "", prior_weight: float = 0.25):
             prior = self.prior[sid]
             if wants_compat and ".compat." in self.names[sid]:
                 prior += 0.5
-            total = score + 0.25 * prior
+            total = score + prior_weight * prior
             if sid not in hits or hits[sid].score < total:
                 hits[sid] = Hit(sid, self.names[sid], total, how, note)
 
         name = q.rstrip(".").removesuffix("()")
-        if _NAMEISH.match(q):
+        nameish = bool(_NAMEISH.match(q))
+        if nameish:
             self._names(name, add)
-        if len(hits) < limit or not any(h.score >= 0.9 for h in hits.values()):
-            self._text(q, add, limit * 4)
-        return sorted(hits.values(), key=lambda h: (-h.score, h.name))[:limit]
+        # Words only when the name gave nothing convincing; for a name-like query they are
+        # a weak fallback (its words are the name's own parts).
+        if not nameish or not any(h.score >= 0.6 for h in hits.values()):
+            self._text(q, add, limit * 4, weight=0.8 if not nameish else 0.5)
+        ranked = sorted(hits.values(), key=lambda h: (-h.score, h.name))
+        # One line per object: aliases of a better-ranked hit add nothing.
+        out, seen = [], set()
+        for h in ranked:
+            obj = self.objects.get(h.id)
+            if obj and obj in seen and h.how != "exact":
+                continue
+            seen.add(obj)
+            out.append(h)
+            if len(out) == limit:
+                break
+        return out
 
     def nearest_names(self, query: str, limit: int = 5) -> list[str]:
         """Closest names by spelling alone, for 'did you mean'."""
@@ -128,7 +151,8 @@ class Searcher:
                 if self.names[sid].lower().endswith(tail):
                     add(sid, 0.9, "suffix")
         for sid in self.short.get(leaf, ()):
-            add(sid, 0.85 if len(parts) == 1 else 0.7, "short")
+            exact_case = self.names[sid].endswith("." + parts[-1])
+            add(sid, (0.85 if len(parts) == 1 else 0.7) + (0.03 if exact_case else 0), "short")
         if len(parts) > 1:
             self._fuzzy_path(q, add)
         if not self.short.get(leaf):
@@ -172,21 +196,26 @@ class Searcher:
                 if m in self.name_to_id][:2]
 
     # -- words ------------------------------------------------------------------------------
-    def _text(self, q: str, add, limit: int) -> None:
+    def _text(self, q: str, add, limit: int, weight: float) -> None:
         words = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
         words = [w for w in words if w not in STOPWORDS] or words
         words = list(dict.fromkeys(w for w in words if len(w) > 1))[:12]
         if not words:
             return
+        # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
+        # but make the query slow; keep them only if nothing rarer is there.
+        dfs = {w: self.df.get(self.stem(w), 0) for w in words}
+        rare = [w for w in words if dfs[w] <= 0.12 * self.n_docs]
+        words = rare or sorted(words, key=dfs.get)[:2]
         match = " OR ".join(f'"{w}"' for w in words)
         rows = self.db.execute(
-            "SELECT rowid, bm25(symbols_fts, 8.0, 3.0, 0.3) AS r FROM symbols_fts "
+            "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
             "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?", (match, max(limit, 40))).fetchall()
         if not rows:
             return
         best = -rows[0][1] or 1.0
         for sid, r in rows:
-            add(sid, 0.8 * (-r / best), "text")
+            add(sid, weight * (-r / best), "text", prior_weight=0.6)
 
 
 def clean_query(query: str) -> str:

@@ -24,8 +24,12 @@ deprecation, replacement, depth)``
     (``data.to``/``data.from``), in release order.
 ``renames(old PRIMARY KEY, new, note)``
     TF1 -> TF2 upgrade tables from the wheels.
-``symbols_fts`` (FTS5: words, summary, doc; rowid = symbols.id)
-    ``words`` are the name split into words (``EarlyStopping`` -> ``early stopping``).
+``symbols_fts`` (FTS5: words, path, summary, doc; rowid = symbols.id)
+    ``words`` are the last part of the name split into words (``EarlyStopping`` -> ``early
+    stopping earlystopping``), ``path`` the words of the parts before it, ``doc`` the head of
+    the docstring (the full text is in ``symbols.doc``; indexing all of it made searches slow
+    and noisy). ``symbols_fts_vocab`` (fts5vocab) gives each term's document count, which the
+    searcher uses to leave out words so common they only cost time.
 """
 from __future__ import annotations
 
@@ -64,7 +68,8 @@ CREATE TABLE events (
 CREATE INDEX events_symbol ON events(symbol_id);
 CREATE INDEX events_ord ON events(ord);
 CREATE TABLE renames (old TEXT PRIMARY KEY, new TEXT, note TEXT);
-CREATE VIRTUAL TABLE symbols_fts USING fts5(words, summary, doc, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE symbols_fts USING fts5(words, path, summary, doc, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE symbols_fts_vocab USING fts5vocab(symbols_fts, row);
 """
 
 

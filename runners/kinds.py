@@ -87,3 +87,7 @@ def get_kind(name: str) -> JobKind:
 
 def _load_builtin() -> None:
     from runners import training  # noqa: F401  (registers "train")
+    try:  # convert-model and infer, when the model converters are installed
+        from runners import model_jobs  # noqa: F401
+    except ImportError:
+        pass

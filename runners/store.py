@@ -86,8 +86,7 @@ class JobStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._tx() as db:
-            db.executescript(SCHEMA)
+        self._db().executescript(SCHEMA)
 
     # One connection per thread: sqlite3 connections must not be shared across threads.
     def _db(self) -> sqlite3.Connection:
@@ -223,6 +222,28 @@ class JobStore:
             db.execute("UPDATE jobs SET state = ?, started_at = ? WHERE id = ?", (STARTING, now, job_id))
             return self._append(db, Event(job_id, "state", STARTING,
                                           {"state": STARTING, "from": QUEUED}, now))
+
+    def claim_next(self, backend: str, limit: int, per_owner: int) -> Job | None:
+        """Claim the oldest queued job of ``backend`` whose owner has room, if the pool has
+        room: one transaction, however long the queue."""
+        now = time.time()
+        with self._tx() as db:
+            busy = db.execute("SELECT count(*) FROM jobs WHERE backend = ? AND state IN (?, ?)",
+                              (backend, STARTING, "running")).fetchone()[0]
+            if busy >= limit:
+                return None
+            row = db.execute(
+                "SELECT id FROM jobs WHERE state = ? AND backend = ? AND owner NOT IN ("
+                " SELECT owner FROM jobs WHERE state IN (?, ?) GROUP BY owner HAVING count(*) >= ?)"
+                " ORDER BY seq LIMIT 1", (QUEUED, backend, STARTING, "running", per_owner)).fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE jobs SET state = ?, started_at = ? WHERE id = ?", (STARTING, now, row["id"]))
+            ev = self._append(db, Event(row["id"], "state", STARTING,
+                                        {"state": STARTING, "from": QUEUED}, now))
+        job = self.get(row["id"])
+        job._claim_event = ev  # type: ignore[attr-defined]
+        return job
 
     def delete(self, job_id: str) -> None:
         with self._tx() as db:

@@ -108,7 +108,7 @@ def main(plan_path):
             if returncode is None:
                 returncode = next((p.returncode for p in procs if p.returncode), -15)
             break
-        stop_event.wait(0.1)
+        stop_event.wait(0.02)
     signal_all(signal.SIGKILL)  # stragglers that daemonised themselves
     for t in pumps:
         t.join(timeout=5)

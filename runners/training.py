@@ -38,7 +38,7 @@ def detect_tf_version(source: str, launcher: str) -> str | None:
     return "2.15" if launcher == "horovod" else None
 
 
-def _convert(source: str, target: str) -> str:
+def _convert(source: str, target: str, filename: str) -> str:
     try:
         from converters.script import convert
     except ImportError:
@@ -46,13 +46,13 @@ def _convert(source: str, target: str) -> str:
                        f"so it cannot be made {target}; convert it yourself or pass --convert none "
                        f"--workers 1") from None
     try:
-        return convert(source, target).code
+        return convert(source, target, filename=filename).code
     except Exception as exc:  # the converter's own errors are meant for the user
         raise JobError(f"could not convert the script to {target}: {exc}") from None
 
 
 def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, Any]:
-    workers = int(spec.get("workers") or 1)
+    workers = int(spec["workers"]) if spec.get("workers") is not None else 1
     if workers < 1 or workers > 64:
         raise JobError(f"--workers must be between 1 and 64, not {workers}")
     convert = spec.get("convert") or "auto"
@@ -78,7 +78,7 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
     if convert == "auto":
         launcher = found or ("horovod" if workers > 1 else "python")
         if found is None and workers > 1:
-            source, converted_to = _convert(source, "horovod"), "horovod"
+            source, converted_to = _convert(source, "horovod", name), "horovod"
     elif convert == "none":
         launcher = found or "python"
         if launcher == "python" and workers > 1:
@@ -89,7 +89,7 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
         if found != convert:
             if found is not None:
                 raise JobError(f"{name} already uses {found}; it cannot be converted to {convert}")
-            source, converted_to = _convert(source, convert), convert
+            source, converted_to = _convert(source, convert, name), convert
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / SCRIPT).write_text(source, encoding="utf-8")
     epochs = spec.get("epochs")

@@ -74,11 +74,31 @@ def text():
 KERAS = {"dense": dense, "cnn": cnn, "lstm": lstm, "multi_io": multi_io, "text": text}
 
 
+def with_custom_op(folder: Path) -> None:
+    """Pretend a model was built with a custom op library: rename MatMul to an op this
+    TensorFlow does not register, in the graph's functions and its op list."""
+    from tensorflow.core.protobuf import saved_model_pb2
+    pb = folder / "saved_model.pb"
+    sm = saved_model_pb2.SavedModel.FromString(pb.read_bytes())
+    meta = sm.meta_graphs[0]
+    for fn in meta.graph_def.library.function:
+        for node in fn.node_def:
+            if node.op == "MatMul":
+                node.op = "TfdeskCustomOp"
+    for op in meta.meta_info_def.stripped_op_list.op:
+        if op.name == "MatMul":
+            op.name = "TfdeskCustomOp"
+    pb.write_bytes(sm.SerializeToString())
+
+
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     built = {}
     for name in names:
-        if name == "module":
+        if name == "custom":
+            tf.saved_model.save(dense(), str(out / "custom"))
+            with_custom_op(out / "custom")
+        elif name == "module":
             m = Scaler()
             tf.saved_model.save(m, str(out / "module"), signatures={"serving_default": m.__call__})
         else:
@@ -92,4 +112,5 @@ def main(out: Path, names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2:] or ["dense", "cnn", "lstm", "multi_io", "module", "text"])
+    main(Path(sys.argv[1]), sys.argv[2:] or ["dense", "cnn", "lstm", "multi_io", "module", "text",
+                                          "custom"])

@@ -6,3 +6,7 @@ from bot.handlers import help  # noqa: F401
 from bot.handlers import kb  # noqa: F401
 from bot.handlers import serve  # noqa: F401
 from bot.handlers import catalog_cmd  # noqa: F401
+from bot.handlers import jobs  # noqa: F401
+from bot.handlers import site  # noqa: F401
+from bot.handlers import models_cmd  # noqa: F401
+from bot.handlers import convert  # noqa: F401

@@ -59,9 +59,9 @@ def db(ctx: Context):
 
 
 def runner_python(ctx: Context) -> str:
-    jobs = ctx.config.section("jobs")
-    if jobs.get("runner_python"):
-        return str(jobs["runner_python"])
+    runner = ctx.config.section("runner")  # the same key the job engine reads
+    if runner.get("python"):
+        return str(runner["python"])
     # Read at the edge, like every environment variable (library code never does).
     if os.environ.get("TFDESK_RUNNER_PYTHON"):
         return os.environ["TFDESK_RUNNER_PYTHON"]

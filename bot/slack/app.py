@@ -10,6 +10,8 @@ from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import (ConnectionErrorRetryHandler,
                                                    RateLimitErrorRetryHandler,
                                                    ServerErrorRetryHandler)
+from slack_sdk.http_retry.builtin_interval_calculators import \
+    BackoffRetryIntervalCalculator
 
 from bot.config import Config
 from bot.slack import listeners
@@ -35,9 +37,14 @@ def make_client(config: Config) -> WebClient:
     if config.slack_api_url:
         kwargs["base_url"] = config.slack_api_url.rstrip("/") + "/"
     client = WebClient(**kwargs)
-    client.retry_handlers = [ConnectionErrorRetryHandler(max_retry_count=2),
-                             RateLimitErrorRetryHandler(max_retry_count=RETRIES),
-                             ServerErrorRetryHandler(max_retry_count=RETRIES)]
+    # 5xx and dropped connections: exponential backoff (0.5 s, 1 s, 2 s, 4 s by default);
+    # 429: exactly the Retry-After Slack asks for.
+    backoff = BackoffRetryIntervalCalculator(
+        backoff_factor=float(config.section("slack").get("retry_backoff_s", 0.5)))
+    client.retry_handlers = [
+        ConnectionErrorRetryHandler(max_retry_count=2, interval_calculator=backoff),
+        RateLimitErrorRetryHandler(max_retry_count=RETRIES),
+        ServerErrorRetryHandler(max_retry_count=RETRIES, interval_calculator=backoff)]
     return client
 
 
@@ -50,7 +57,8 @@ class SlackBot:
     client: WebClient
 
 
-def build(config: Config, socket_mode: bool = False, running_jobs=None) -> SlackBot:
+def build(config: Config, socket_mode: bool = False, running_jobs=None,
+          shared: dict | None = None) -> SlackBot:
     if not config.slack_bot_token:
         raise SlackSetupError("SLACK_BOT_TOKEN is not set.")
     if not socket_mode and not config.slack_signing_secret:
@@ -61,8 +69,8 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None) -> Slack
     store = SlackStore(config.state_path)
     messenger = Messenger(client, store)
     gate = Gate(Policy.from_section(config.section("slack")), store, client, running_jobs)
-    service = SlackService(config, client, store, gate, messenger)
-    app = App(token=config.slack_bot_token, client=client,
+    service = SlackService(config, client, store, gate, messenger, shared)
+    app = App(client=client,  # the client carries the bot token
               signing_secret=config.slack_signing_secret or "-",
               # ack() runs in the request thread; all work goes to lazy listeners.
               process_before_response=True,

@@ -16,7 +16,7 @@ MAX_BLOCKS = 45           # under Slack's 50, leaving room for buttons and conte
 FALLBACK_LIMIT = 300      # notification text
 DIFF_EXCERPT_LINES = 40
 
-RUNNING_STATES = {"queued", "running", "pending"}
+RUNNING_STATES = {"queued", "starting", "running"}
 
 
 def escape(text: str) -> str:
@@ -98,6 +98,8 @@ def job_id_of(data: Any) -> str | None:
         job = data.get("job")
         if isinstance(job, dict) and isinstance(job.get("id"), (str, int)):
             return str(job["id"])
+        if {"id", "state", "kind", "backend"} <= data.keys():  # a job record (runners.Job)
+            return str(data["id"])
     return None
 
 

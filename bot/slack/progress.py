@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.slack import blocks as bk
-from bot.slack.charts import job_chart
 from bot.slack.messenger import Messenger
 from bot.slack.store import SlackStore
 
@@ -147,8 +146,9 @@ class JobPublisher:
         except Exception:  # noqa: BLE001 - a chart is a nicety
             pass
         try:
-            return job_chart(metrics, f"job {job.id} ({job.kind})",
-                             self.charts_dir / f"{job.id}.png")
+            from runners.charts import metrics_chart
+            return metrics_chart(metrics, self.charts_dir / f"{job.id}.png",
+                                 f"job {job.id} ({job.kind})")
         except Exception as exc:  # noqa: BLE001
             log.warning("chart for job %s failed: %s", job.id, exc)
             return None
@@ -169,8 +169,23 @@ class JobPublisher:
                 self.on_event({"job_id": job.id})
         return sent
 
+    def adopt(self, min_age_s: float = 5.0) -> None:
+        """Jobs that report to Slack but no command answer named them (a pipeline step, a job
+        started by another process): give them a status message in their thread."""
+        now = time.time()
+        for job in self.jobs.list(states=("queued", "starting", "running")):
+            to = job.reply_to or {}
+            if (to.get("kind") == "slack" and to.get("channel") and now - job.created_at
+                    >= min_age_s and self.store.job_message(job.id) is None):
+                self.store.set_job_message(job.id, to["channel"], to.get("thread_ts"))
+                self.on_event({"job_id": job.id})
+
     def poll_once(self) -> None:
         """Mark jobs whose state or metrics changed since they were last published."""
+        try:
+            self.adopt()
+        except Exception:  # noqa: BLE001 - the job store may be busy; next poll
+            log.exception("adopting jobs failed")
         for row in self.store.pending_finals():
             job_id = row["job_id"]
             try:

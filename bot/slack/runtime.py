@@ -18,13 +18,19 @@ class Runtime:
     def __init__(self, config: Config, mode: str = "http", engine=None,
                  maintenance_interval: float = 30.0, min_update_interval: float = 1.0,
                  poll_interval: float = 2.0):
-        from runners.store import JobStore
+        from bot.handlers.jobs import engine_config
+        from runners.engine import Engine
 
         self.config = config
         self.mode = mode
-        self.jobs = JobStore(config.state_path)
+        # One engine for the whole process: every Slack request's Context shares it, and the
+        # publisher hears its events as they happen.
+        self.engine = engine if engine is not None else Engine(engine_config(config))
+        self._own_engine = engine is None
+        self.jobs = self.engine.store
         self.bot: SlackBot = build(config, socket_mode=(mode == "socket"),
-                                   running_jobs=self.running_jobs)
+                                   running_jobs=self.running_jobs,
+                                   shared={"jobs.engine": self.engine})
         self.publisher = JobPublisher(self.jobs, self.bot.messenger, self.bot.store,
                                       config.home / "slack" / "charts",
                                       min_interval=min_update_interval,
@@ -34,8 +40,7 @@ class Runtime:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.server = None
-        if engine is not None and hasattr(engine, "subscribe"):
-            engine.subscribe(self.publisher.on_event)
+        self._subscription = self.engine.subscribe(self.publisher.on_event)
 
     def running_jobs(self, owner: str) -> int:
         return len(self.jobs.list(states=ACTIVE, owner=owner))
@@ -72,28 +77,17 @@ class Runtime:
 
     def stop(self) -> None:
         self._stop.set()
-        self.publisher.stop()
         if self.server:
             self.server.shutdown()
             self.server.server_close()
-
-
-def _engine(config: Config):
-    """The in-process job engine, when the runners package offers one (subscribe seam)."""
-    try:
-        from runners import engine as engine_mod  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    getter = getattr(engine_mod, "shared_engine", None) or getattr(engine_mod, "get_engine", None)
-    try:
-        return getter(config) if getter else None
-    except Exception:  # noqa: BLE001 - progress still arrives by polling the job store
-        log.warning("job engine not available; following jobs by polling")
-        return None
+        self.engine.unsubscribe(self._subscription)
+        self.publisher.stop()
+        if self._own_engine:
+            self.engine.close()
 
 
 def run_forever(config: Config, mode: str, host: str, port: int) -> None:
-    runtime = Runtime(config, mode, engine=_engine(config))
+    runtime = Runtime(config, mode)
     runtime.start_background()
     try:
         if mode == "socket":

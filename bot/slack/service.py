@@ -49,8 +49,10 @@ class Where:
 
 class SlackService:
     def __init__(self, config: Config, client, store: SlackStore, gate: Gate,
-                 messenger: Messenger):
+                 messenger: Messenger, shared: dict[str, Any] | None = None):
         self.config = config
+        # Long-lived objects every request's Context uses (the job engine): one per process.
+        self.shared = dict(shared or {})
         self.client = client
         self.store = store
         self.gate = gate
@@ -64,7 +66,10 @@ class SlackService:
 
     # -- shared pieces -------------------------------------------------------------------------
     def context(self, where: Where) -> Context:
-        return Context(self.config, owner=where.user, reply_to=where.reply_to())
+        ctx = Context(self.config, owner=where.user, reply_to=where.reply_to())
+        for key, value in self.shared.items():
+            ctx.cached(key, lambda value=value: value)
+        return ctx
 
     def _run(self, where: Where, argv: list[str] | str) -> tuple[Any, Reply, str | None]:
         """Parse, authorise, run. Returns (command or None, reply, refusal reason or None)."""
@@ -80,7 +85,8 @@ class SlackService:
         return command, run_command(self.context(where), command), None
 
     def _answer(self, where: Where, reply: Reply, *, line: str | None = None,
-                as_json: bool = False, extra=(), status_ts: str | None = None) -> str | None:
+                as_json: bool = False, extra=(), status_ts: str | None = None,
+                track: bool = False) -> str | None:
         """Post (or update ``status_ts`` with) a rendered reply, then upload its files."""
         message = bk.render_reply(reply, user=where.user if line else None, line=line,
                                   as_json=as_json, extra=extra)
@@ -88,14 +94,16 @@ class SlackService:
             ts = status_ts
         else:
             ts = self.messenger.post(where.channel, message, thread_ts=where.thread_ts)
-        self._job_started(reply, where, ts)
+        if track:  # the answer of a command that started a job becomes its status message
+            self._job_started(reply, where, ts)
         if reply.files:
             self.messenger.upload(where.channel, where.thread_ts or ts, reply.files)
         return ts
 
     def _job_started(self, reply: Reply, where: Where, ts: str | None) -> None:
         job_id = bk.job_id_of(reply.data)
-        if job_id and reply.ok:
+        # A job already finished (a command that waited) has said everything in its answer.
+        if job_id and reply.ok and bk.job_state_of(reply.data) in bk.RUNNING_STATES:
             self.store.set_job_message(job_id, where.channel, where.thread_ts or ts, ts)
             if self.on_job_started:
                 self.on_job_started(job_id, where, ts)
@@ -128,7 +136,7 @@ class SlackService:
             if not reply.ok:
                 self.messenger.update(channel, ts, bk.render_reply(reply, user=user, line=text))
                 return
-            self._answer(where, reply, as_json=command.json)
+            self._answer(where, reply, as_json=command.json, track=True)
             return
         command, reply, _ = self._run(where, text)
         if command is None or not reply.ok:
@@ -140,7 +148,6 @@ class SlackService:
         if ts is None:  # not in this conversation: answer privately rather than not at all
             self._ephemeral(where, reply, respond, as_json=command.json)
             return
-        self._job_started(reply, where, ts)
         if reply.files:
             self.messenger.upload(channel, ts, reply.files)
 
@@ -178,8 +185,8 @@ class SlackService:
             name = info.get("name") or info.get("title") or f["id"]
             kind = uploads.check_declared(name, info.get("size"), self.model_limit)
             dest = self.uploads_dir / safe_key(info["id"]) / uploads.safe_name(name)
-            argv = (uploads.script_argv(dest, instruction) if kind.kind == "script"
-                    else uploads.model_argv(dest, instruction))
+            argv = (uploads.script_argv(dest, uploads.script_target(instruction))
+                    if kind.kind == "script" else uploads.model_argv(dest, instruction))
             reason = self.gate.check(where.user, where.channel, argv[0], shlex.join(argv))
             if reason:
                 raise uploads.UploadError(reason)
@@ -205,19 +212,32 @@ class SlackService:
                 f"could not read the file from Slack: {exc.response.get('error')}"),
                 status_ts=status_ts)
             return
+        if kind.kind == "script":
+            self.convert_script(where, dest, argv, status_ts)
+            return
         _, reply, _ = self._run(where, argv)
-        extra = []
-        if reply.ok and kind.kind == "script":
-            self._keep_report(dest, reply)
-            extra = [script_buttons(dest.parent.name, argv)]
-        self._answer(where, reply, extra=extra, status_ts=status_ts)
+        self._answer(where, reply, status_ts=status_ts, track=True)
 
-    def _keep_report(self, dest: Path, reply: Reply) -> None:
+    def convert_script(self, where: Where, script: Path, argv: list[str],
+                       status_ts: str | None = None) -> None:
+        """Run ``convert`` and answer with a summary, a diff excerpt, the converted file and
+        the full report as files, and the buttons for what comes next."""
+        _, reply, _ = self._run(where, argv)
+        if not reply.ok:
+            self._answer(where, reply, status_ts=status_ts)
+            return
         data = reply.data if isinstance(reply.data, dict) else {}
-        report = data.get("report_text") or data.get("report") or reply.text
-        if not isinstance(report, str):
-            report = json.dumps(report, indent=2, default=str)
-        (dest.parent / "report.txt").write_text(report, encoding="utf-8")
+        target = argv[argv.index("--to") + 1]
+        report = script.parent / f"{script.stem}.{target.replace('-', '_')}.report.txt"
+        # The terminal's text, without the server-side path it was written to.
+        full = "\n\n".join(p for p in reply.text.split("\n\n") if not p.startswith("wrote "))
+        report.write_text(full + "\n", encoding="utf-8")
+        (script.parent / "report.txt").write_text(full + "\n", encoding="utf-8")
+        files = [Path(data["output"])] if data.get("output") else []
+        shown = Reply(text=summary_text(full, data), data={"diff": data.get("diff", "")},
+                      files=files + [report])
+        self._answer(where, shown, status_ts=status_ts,
+                     extra=[script_buttons(script.parent.name, target)])
 
     def uploaded(self, key: str) -> Path:
         if not UPLOAD_KEY.match(key or ""):
@@ -249,15 +269,16 @@ class SlackService:
                     if len(text) > bk.SECTION_LIMIT * 10:
                         self.messenger.upload(channel, thread_ts, [report])
                     return
+                if action_id == "tf_convert_tfd":
+                    self.convert_script(where, script, uploads.script_argv(script,
+                                                                           "tf-distribute"))
+                    return
                 target = _loads(value).get("to", "horovod")
-                argv = (["train", str(script), "--workers", "2", "--convert", target]
-                        if action_id == "tf_train2"
-                        else ["convert", str(script), "--to", "tf-distribute"])
-                extra = ([script_buttons(key, argv)] if action_id == "tf_convert_tfd" else [])
+                argv = ["train", str(script), "--workers", "2", "--convert", target]
             elif action_id == "tf_job_cancel":
-                argv, extra = ["cancel", value], []
+                argv = ["cancel", value]
             elif action_id == "tf_job_logs":
-                argv, extra = ["logs", value], []
+                argv = ["logs", value, "--tail", "200"]
             else:
                 return
         except uploads.UploadError as exc:
@@ -267,16 +288,14 @@ class SlackService:
         if reason:
             self._ephemeral(where, reply)
             return
-        if reply.ok and action_id == "tf_convert_tfd":
-            self._keep_report(self.uploaded(key), reply)
-        self._answer(where, reply, line=shlex.join(argv), extra=extra)
+        self._answer(where, reply, line=shlex.join(argv), track=action_id == "tf_train2")
 
     # -- App Home ------------------------------------------------------------------------------
     def home(self, user: str) -> None:
         from bot.slack.home import home_view
         jobs = None
         if "jobs" in COMMANDS:
-            _, reply = run_line(Context(self.config, owner=user), ["jobs", "--mine"])
+            _, reply = run_line(self.context(Where(user, user)), ["jobs", "--mine"])
             jobs = reply
         self.client.views_publish(user_id=user, view=home_view(user, jobs))
 
@@ -293,8 +312,23 @@ def _loads(value: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def script_buttons(key: str, argv: list[str]) -> dict[str, Any]:
-    target = argv[argv.index("--to") + 1] if "--to" in argv else "horovod"
+SUMMARY_FINDINGS = 12
+
+
+def summary_text(full: str, data: dict[str, Any]) -> str:
+    """The head line and the first findings; the whole report travels as a file."""
+    head = full.split("\n\n", 1)[0]
+    findings = data.get("findings") or []
+    lines = [head]
+    for f in findings[:SUMMARY_FINDINGS]:
+        lines.append(f"line {f.get('line')}: {f.get('severity')} [{f.get('rule_id')}] "
+                     f"{f.get('message')}")
+    if len(findings) > SUMMARY_FINDINGS:
+        lines.append(f"… {len(findings) - SUMMARY_FINDINGS} more in the full report")
+    return "\n".join(lines)
+
+
+def script_buttons(key: str, target: str) -> dict[str, Any]:
     buttons = [bk.button("Train with 2 workers", "tf_train2",
                          bk.json_value({"u": key, "to": target}), "primary")]
     if target != "tf-distribute":

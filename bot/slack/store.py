@@ -68,6 +68,8 @@ class SlackStore:
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA busy_timeout=30000")
+            # WAL with NORMAL sync: durable across process crashes, and no fsync per ack.
+            db.execute("PRAGMA synchronous=NORMAL")
             db.row_factory = sqlite3.Row
             self._local.db = db
         return db

@@ -159,10 +159,17 @@ _MODEL_TARGETS = [("tf-trt", re.compile(r"tf[\s_-]?trt", re.I)),
 _PRECISION = re.compile(r"\b(fp32|fp16|int8)\b", re.I)
 
 
-def script_argv(path: Path, instruction: str) -> list[str]:
-    target = ("tf-distribute" if _TF_DISTRIBUTE.search(instruction)
-              and not _HOROVOD.search(instruction) else "horovod")
-    return ["convert", str(path), "--to", target]
+def script_target(instruction: str) -> str:
+    return ("tf-distribute" if _TF_DISTRIBUTE.search(instruction)
+            and not _HOROVOD.search(instruction) else "horovod")
+
+
+def converted_path(path: Path, target: str) -> Path:
+    return path.with_name(f"{path.stem}.{target.replace('-', '_')}.py")
+
+
+def script_argv(path: Path, target: str) -> list[str]:
+    return ["convert", str(path), "--to", target, "-o", str(converted_path(path, target))]
 
 
 def model_argv(path: Path, instruction: str) -> list[str]:

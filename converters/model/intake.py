@@ -122,7 +122,8 @@ def extract_zip(archive: Path, dest: Path, limits: Limits) -> None:
             if info.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
                 continue
-            if mode and not stat.S_ISREG(mode):
+            # Zips from many tools carry permission bits only (no file type): that is a file.
+            if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 raise UnsafeArchive(f"archive entry {info.filename!r} is not a regular file")
             budget.add_file(info.filename)
             with zf.open(info) as src:

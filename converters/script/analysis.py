@@ -58,6 +58,12 @@ class _Visitor(cst.CSTVisitor):
         self.all_funcs: list[dict] = []
         self.classes = 0
 
+    def on_visit_attribute(self, node, attribute):  # unused hooks: skip their lookups
+        return None
+
+    def on_leave_attribute(self, original, attribute):
+        return None
+
     def line(self, node) -> int:
         return self.get_metadata(PositionProvider, node).start.line
 
@@ -225,10 +231,11 @@ class _Visitor(cst.CSTVisitor):
         return isinstance(node, cst.Call) and self.a.q(node.func) in T.TF1_OPTIMIZERS
 
 
-def analyze(module: cst.Module) -> Analysis:
+def analyze(module: cst.Module | MetadataWrapper) -> Analysis:
     a = Analysis()
     v = _Visitor(a)
-    MetadataWrapper(module, unsafe_skip_copy=True).visit(v)
+    wrapper = module if isinstance(module, MetadataWrapper) else MetadataWrapper(module, unsafe_skip_copy=True)
+    wrapper.visit(v)
     # Builders: functions that create a model or optimizer and return it, without training.
     # Their call sites are where tf.distribute needs its scope.
     funcs = v.all_funcs

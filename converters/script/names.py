@@ -51,7 +51,9 @@ def expr(text: str) -> cst.BaseExpression:
 
 
 def statements(text: str) -> list[cst.BaseStatement]:
-    return list(cst.parse_module(text).body)
+    # A leading "pass" keeps the first comments attached to the first real statement
+    # (parse_module would otherwise make them the module header and drop them here).
+    return list(cst.parse_module("pass\n" + text).body[1:])
 
 
 def find_arg(call: cst.Call, keyword: str | tuple[str, ...],

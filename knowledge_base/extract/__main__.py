@@ -23,9 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         wheels = (download_release_wheels(a.version, a.wheel_dir) if a.download
                   else find_release_wheels(a.version, a.wheel_dir))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         ex = extract_release(wheels)
-        dt = time.perf_counter() - t0
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
         ex.write(a.out)
     except KBError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{ex.info.version} (tf {ex.info.tf_version}, keras {ex.info.keras_version} "
           f"[{ex.info.keras_source}], estimator {ex.info.estimator_version}): "
           f"{len(ex.symbols)} symbols {dict(sorted(kinds.items()))}, {len(ex.renames)} renames, "
-          f"{dt:.1f} s -> {a.out}")
+          f"{dt:.1f} s wall, {cpu:.1f} s cpu -> {a.out}")
     return 0
 
 

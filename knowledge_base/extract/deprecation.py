@@ -95,12 +95,13 @@ def from_call(call: ast.AST) -> Deprecation | None:
     return None
 
 
-def from_decorators(decorators: list[ast.expr]) -> Deprecation | None:
+def from_decorators(decorators: list[ast.expr], public: str | None = None) -> Deprecation | None:
+    """The first deprecation decorator that applies to ``public`` (all apply when None)."""
     for d in decorators:
         dep = from_call(d)
         if dep is None and call_name(d) == "deprecated":  # bare @deprecated
             dep = Deprecation("decorator")
-        if dep is not None:
+        if dep is not None and (public is None or applies_to(dep, public)):
             return dep
     return None
 

@@ -125,7 +125,7 @@ def extract_renames(sources: Sources) -> list[Rename]:
             if not doc:
                 continue
             m = _TF_NAME.search(doc)
-            summary = doc.split("\n\n")[0]
+            summary = re.split(r"\n\s*(?:Returns|Args):", doc)[0]
             put(old, m.group(1) if m else None, _clean(summary, old))
 
     tree = sources.tree(f"{PKG}.module_deprecations_v2")

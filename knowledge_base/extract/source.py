@@ -15,6 +15,9 @@ from . import deprecation as dep_rules
 from .zipsource import Sources
 
 MAX_HOPS = 8
+# f(x) calls that return x itself, or x behind a same-signature wrapper (raw ops).
+WRAPPERS = {"to_raw_op", "add_dispatch_support", "add_fallback_dispatch_list", "tf_export",
+            "keras_export", "keras_core_export", "estimator_export", "wraps", "staticmethod"}
 _PROPERTY_DECORATORS = {"property", "cached_property", "abstractproperty", "classproperty",
                         "lazy_property"}
 
@@ -159,7 +162,8 @@ class Resolver:
             # deprecated(...)(f), tf_export(...)(f), deprecated_alias(old, new, f)
             dep = dep_rules.from_call(expr.func) if isinstance(expr.func, ast.Call) else None
             target = None
-            if isinstance(expr.func, ast.Call) and len(expr.args) == 1:
+            if (isinstance(expr.func, ast.Call) or dep_rules.call_name(expr) in WRAPPERS) \
+                    and len(expr.args) == 1:
                 target = expr.args[0]
             elif dep_rules.call_name(expr) == "deprecated_alias":
                 dep = dep_rules.from_call(expr)

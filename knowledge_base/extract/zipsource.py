@@ -53,6 +53,9 @@ class Sources:
     def has(self, module: str) -> bool:
         return module in self._files
 
+    def has_prefix(self, prefix: str) -> bool:
+        return any(m.startswith(prefix) for m in self._files)
+
     def is_package(self, module: str) -> bool:
         f = self._files.get(module)
         return bool(f and f[2])

@@ -1,7 +1,7 @@
 """What every rule transform shares: its context, positions for findings, statement helpers."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import PositionProvider
@@ -20,6 +20,9 @@ class RuleContext:
     keras: str = "tf.keras"          # how the script spells Keras
     strategy: str = "strategy"       # the tf.distribute strategy variable
     hvd_module: str = "horovod.tensorflow.keras"
+    # ids of statements inserted by rules in this run, so later rules can line the rest of a
+    # block up with the original statements (and their line numbers).
+    inserted: set = field(default_factory=set)
 
     @property
     def rank0(self) -> str:
@@ -73,3 +76,57 @@ def guard(stmt: cst.BaseStatement, test: str, why: str = "") -> cst.If:
 
 def is_guarded_by(stack: list[cst.CSTNode], text: str) -> bool:
     return any(isinstance(n, cst.If) and text in code(n.test) for n in stack)
+
+
+def align(original_body, body, inserted: set) -> list:
+    """Pair each statement of ``body`` with its original (None for statements rules inserted)."""
+    originals = iter(original_body)
+    return [(stmt, None if id(stmt) in inserted else next(originals, None)) for stmt in body]
+
+
+class Combined(cst.CSTTransformer):
+    """Runs every rule transform in one traversal, in rule order at each node.
+
+    Each rule still sees the true original node (so findings carry original line numbers) and
+    the node as the rules before it left it. When a rule changes a node's type (a statement
+    wrapped in an ``if``), later rules do not see that node again.
+    """
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, rules: list[RuleTransform]):
+        super().__init__()
+        self.rules = rules
+        self._cache: dict = {}
+
+    def _methods(self, prefix: str, node_type: type) -> list:
+        # Only the hooks a rule really defines (the base class has a no-op for every node type).
+        key = (prefix, node_type)
+        if key not in self._cache:
+            name = f"{prefix}_{node_type.__name__}"
+            base = getattr(cst.CSTTransformer, name, None)
+            self._cache[key] = [getattr(r, name) for r in self.rules
+                                if getattr(type(r), name, base) is not base]
+        return self._cache[key]
+
+    def on_visit(self, node):
+        if isinstance(node, cst.Module):
+            for r in self.rules:
+                r.metadata = self.metadata
+        for method in self._methods("visit", type(node)):
+            method(node)
+        return True
+
+    def on_leave(self, original, updated):
+        for method in self._methods("leave", type(original)):
+            if type(updated) is not type(original):
+                break
+            updated = method(original, updated)
+        return updated
+
+    # No rule uses per-attribute hooks; skipping them saves a lookup per child of every node.
+    def on_visit_attribute(self, node, attribute):
+        return None
+
+    def on_leave_attribute(self, original, attribute):
+        return None

@@ -48,8 +48,9 @@ class _ModuleSetup(RuleTransform):
             follow = body[i]
             if not follow.leading_lines or follow.leading_lines[0].comment is not None:
                 body[i] = follow.with_changes(leading_lines=[cst.EmptyLine(), *follow.leading_lines])
-        anchor = original.body[i - 1] if i else original.body[0]
-        self.note(anchor, self.message())
+        j = insertion_index(original.body)
+        self.note(original.body[j - 1] if j else original.body[0], self.message())
+        self.ctx.inserted.update(id(n) for n in new)
         return updated.with_changes(body=[*body[:i], *new, *body[i:]])
 
 
@@ -107,7 +108,6 @@ class StrategySetup(_ModuleSetup):
         if not self.a.tf_alias:
             lines.append("import tensorflow as tf")
         lines += [
-            "",
             "# tf.distribute: one replica per worker; the cluster comes from TF_CONFIG. The strategy",
             "# must exist before any other TensorFlow work.",
             f"{c.strategy} = {c.tf}.distribute.MultiWorkerMirroredStrategy()",

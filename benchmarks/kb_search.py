@@ -1,0 +1,139 @@
+"""KB search: quality (top-1/top-5 on benchmarks/kb_queries.yaml) and speed (1,000 mixed
+queries, p50/p99) against a baseline measured in the same run: rapidfuzz ``process.extract``
+over all names. Pinned to one core. Run: ``.venv/bin/python benchmarks/kb_search.py [--kb PATH]``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import yaml
+from rapidfuzz import fuzz, process
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bot.config import load_config  # noqa: E402
+from knowledge_base.answers import Answers  # noqa: E402
+
+HERE = Path(__file__).parent
+
+
+def load_queries() -> list[dict]:
+    return yaml.safe_load((HERE / "kb_queries.yaml").read_text())
+
+
+def quality(a: Answers, queries: list[dict], verbose: bool) -> dict:
+    db = a.kb.db
+    obj = {n: o for n, o in db.execute("SELECT name, object FROM symbols")}
+    by_kind: dict[str, list[int]] = {}
+    top1 = top5 = 0
+    misses = []
+    for item in queries:
+        accepted = set(item["accept"])
+        accepted_objs = {obj.get(n) for n in accepted} - {None}
+
+        def ok(name: str) -> bool:
+            return name in accepted or (obj.get(name) in accepted_objs)
+
+        hits = a.searcher.search(item["q"], limit=5)
+        names = [h.name for h in hits]
+        rank = next((i for i, n in enumerate(names) if ok(n)), None)
+        t1 = rank == 0
+        t5 = rank is not None
+        top1 += t1
+        top5 += t5
+        by_kind.setdefault(item["kind"], [0, 0, 0])
+        k = by_kind[item["kind"]]
+        k[0] += 1
+        k[1] += t1
+        k[2] += t5
+        if not t1:
+            misses.append((item["q"], names[:3], sorted(accepted)[:2]))
+    n = len(queries)
+    print(f"quality: {n} queries  top-1 {top1 / n:.1%}  top-5 {top5 / n:.1%}   "
+          f"(targets: top-1 >= 80%, top-5 >= 95%)")
+    for kind, (c, a1, a5) in by_kind.items():
+        print(f"  {kind:<9} {c:>4}  top-1 {a1 / c:6.1%}  top-5 {a5 / c:6.1%}")
+    if verbose:
+        for q, got, want in misses:
+            print(f"  miss: {q!r}: got {got} want {want}")
+    return {"top1": top1 / n, "top5": top5 / n}
+
+
+def mixed_queries(a: Answers, queries: list[dict], n: int = 1000) -> list[str]:
+    rng = random.Random(7)
+    names = [r[0] for r in a.kb.db.execute("SELECT name FROM symbols ORDER BY id")]
+    out = [q["q"] for q in queries]
+    while len(out) < n:
+        name = rng.choice(names)
+        r = rng.random()
+        if r < 0.4:
+            out.append(name)
+        elif r < 0.7 and len(name) > 8:  # a typo: drop one character of the last part
+            i = rng.randrange(len(name) - 4, len(name))
+            out.append(name[:i] + name[i + 1:])
+        else:
+            out.append(name.rsplit(".", 1)[-1])
+    rng.shuffle(out)
+    return out[:n]
+
+
+def timed(fn, queries: list[str]) -> list[float]:
+    out = []
+    for q in queries:
+        t = time.perf_counter()
+        fn(q)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kb", help="KB file (default: the configured one)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list the misses")
+    ap.add_argument("-n", type=int, default=1000, help="queries in the speed run")
+    args = ap.parse_args()
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
+    except (AttributeError, OSError):
+        pass
+    cfg = load_config()
+    t0 = time.perf_counter()
+    a = Answers.open(Path(args.kb) if args.kb else cfg.kb_path, cfg.site_url)
+    _ = a.searcher
+    load_s = time.perf_counter() - t0
+    names = [r[0] for r in a.kb.db.execute("SELECT name FROM symbols")]
+    print(f"KB: {len(a.kb.versions)} releases ({a.kb.versions[0]}–{a.kb.newest}), "
+          f"{len(names)} symbols; searcher ready in {load_s:.2f} s")
+    queries = load_queries()
+    quality(a, queries, args.verbose)
+
+    mixed = mixed_queries(a, queries, args.n)
+    timed(lambda q: a.searcher.search(q, limit=5), mixed[:50])  # warm caches
+    ours = timed(lambda q: a.searcher.search(q, limit=5), mixed)
+    base = timed(lambda q: process.extract(q, names, scorer=fuzz.WRatio, limit=5), mixed)
+    print(f"speed: {len(mixed)} mixed queries on one core")
+    print(f"  tfdesk search          p50 {pct(ours, 50):7.2f} ms   p99 {pct(ours, 99):7.2f} ms   "
+          f"mean {statistics.mean(ours):6.2f} ms")
+    print(f"  baseline rapidfuzz     p50 {pct(base, 50):7.2f} ms   p99 {pct(base, 99):7.2f} ms   "
+          f"(process.extract over all {len(names)} names)")
+    print(f"  ratio baseline/tfdesk  p50 {pct(base, 50) / pct(ours, 50):6.1f}x   "
+          f"p99 {pct(base, 99) / pct(ours, 99):6.1f}x   (target: p99 < 10 ms, ahead of baseline)")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"memory: peak RSS {rss:.0f} MB (target < 300 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

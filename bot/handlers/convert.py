@@ -1,0 +1,78 @@
+"""convert: rewrite a single-process training script for Horovod or tf.distribute."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from converters.script import TARGETS, ConversionError, convert
+from converters.script.source import MAX_BYTES
+from bot.registry import arg, command
+from bot.reply import Reply
+
+
+def _write(out: Path, code: str) -> None:
+    # Write next to the destination and rename, so a failure never leaves half a file.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(code)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@command("convert", "convert a training script to Horovod or tf.distribute (MultiWorkerMirroredStrategy)",
+         args=[arg("script", help="the training script (.py)"),
+               arg("--to", dest="target", choices=list(TARGETS), default="horovod",
+                   help="distribution target (default: horovod)"),
+               arg("-o", "--output", default=None, help="write the converted script here"),
+               arg("--diff", action="store_true", help="show the unified diff")],
+         description="Rewrite a single-process TensorFlow/Keras training script so it runs on "
+                     "many workers, explain every change, and list what is left for a human. "
+                     "Nothing in the script is executed.",
+         examples=["tfdesk convert train.py --diff",
+                   "tfdesk convert train.py --to tf-distribute -o train_dist.py"])
+def convert_(ctx, script, target="horovod", output=None, diff=False):
+    path = Path(script).expanduser()
+    if not path.is_file():
+        return Reply.error(f"no such file: {script}", {"script": script})
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        return Reply.error(f"{path.name} is {size:,} bytes; scripts over {MAX_BYTES:,} bytes "
+                           f"(1 MB) are not converted", {"script": script})
+    ctx.report(f"converting {path.name}")
+    try:
+        result = convert(path.read_bytes(), target, filename=path.name)
+    except ConversionError as exc:
+        return Reply.error(str(exc), {"script": script, "target": target, "line": exc.line,
+                                      "rule_id": exc.rule_id})
+    data = result.to_dict()
+    files = []
+    if output:
+        out = Path(output).expanduser()
+        if out.resolve() == path.resolve():
+            return Reply.error(f"-o {output} is the input script; choose another path so the "
+                               "original is kept", {"script": script})
+        _write(out, result.code)
+        files.append(out)
+        data["output"] = str(out)
+    counts = result.counts()
+    a = result.analysis
+    styles = ", ".join(a.styles) or "no training"
+    head = (f"{path.name} -> {result.target}: {styles}"
+            + (f", Keras: {a.keras}" if a.keras else "")
+            + (f"; {counts['info']} changes, {counts['warning']} to check, "
+               f"{counts['error']} not converted" if result.changed else "; unchanged"))
+    parts = [head]
+    if result.findings:
+        parts.append(result.report)
+    if result.changed and (diff or not output):
+        parts.append(result.diff.rstrip("\n"))
+    if output:
+        parts.append(f"wrote {out}")
+    elif result.changed:
+        parts.append("(use -o FILE to write the converted script)")
+    return Reply(text="\n\n".join(parts), data=data, files=files)

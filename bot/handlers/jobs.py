@@ -1,0 +1,200 @@
+"""Jobs: train, jobs, job, logs, cancel, delete. The work itself lives in runners/."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from bot.registry import arg, command
+from bot.reply import Reply
+
+STATE_ICON = {"queued": "…", "starting": "▸", "running": "▶", "succeeded": "✓", "failed": "✗",
+              "cancelled": "⊘", "lost": "?"}
+
+
+def engine_config(config):
+    from runners.engine import EngineConfig, default_runner_python
+    runner = config.section("runner")
+    jobs = config.section("jobs")
+    python = runner.get("python") or os.environ.get("TFDESK_RUNNER_PYTHON") or default_runner_python()
+    jobs_dir = Path(jobs.get("dir") or "jobs").expanduser()
+    return EngineConfig(
+        state_path=config.state_path,
+        jobs_dir=jobs_dir if jobs_dir.is_absolute() else config.home / jobs_dir,
+        runner_python=Path(python),
+        local_workers=int(jobs.get("local_workers", 2)),
+        per_owner=int(jobs.get("per_owner", jobs.get("local_workers", 2))),
+        kubernetes=config.section("kubernetes"),
+        grace_s=float(jobs.get("grace_s", 10)),
+    )
+
+
+def get_engine(ctx):
+    from runners.engine import Engine
+    return ctx.cached("jobs.engine", lambda: Engine(engine_config(ctx.config)))
+
+
+def _age(ts):
+    if not ts:
+        return "-"
+    s = time.time() - ts
+    return f"{s:.0f}s ago" if s < 90 else f"{s / 60:.0f}m ago" if s < 5400 else f"{s / 3600:.1f}h ago"
+
+
+def _summary(engine, job) -> dict:
+    from runners.kinds import get_kind
+    metrics = engine.metrics(job.id)
+    return {**job.to_dict(), "summary": get_kind(job.kind).describe(job.spec),
+            "last_metrics": metrics[-1] if metrics else None}
+
+
+def _line(d: dict) -> str:
+    m = d.get("last_metrics") or {}
+    last = "  ".join(f"{k}={v:.4g}" for k, v in m.items() if k != "epoch")
+    last = f"  epoch {m['epoch']}: {last}" if m else ""
+    why = f" ({d['reason']})" if d["reason"] and d["state"] in ("failed", "lost") else ""
+    return (f"{STATE_ICON.get(d['state'], ' ')} {d['id']}  {d['state']:<9} {d['kind']:<6} "
+            f"{d['backend']:<10} {d['summary']}  {_age(d['created_at'])}{why}{last}")
+
+
+def _progress_subscriber(ctx, job_id):
+    def on_event(ev):
+        if ev.type == "metric":
+            d = ev.data
+            loss = f" loss {d['loss']:.4f}" if "loss" in d else ""
+            ctx.report(f"{job_id}: epoch {d['epoch']}{'/' + str(d['epochs']) if d.get('epochs') else ''}{loss}",
+                       d["epoch"], d.get("epochs"))
+        elif ev.type == "state":
+            ctx.report(f"{job_id}: {ev.message}", None, None)
+    return on_event
+
+
+@command("train", "run a training script as a job (converted to distributed when needed)",
+         args=[arg("script", help="the training script (.py)"),
+               arg("--workers", type=int, default=1, help="processes / pods (default 1)"),
+               arg("--gpus-per-worker", type=int, default=0, help="GPUs per worker (Kubernetes)"),
+               arg("--backend", choices=["local", "kubernetes"], default="local"),
+               arg("--convert", "--to", dest="convert", default="auto",
+                   choices=["auto", "horovod", "tf-distribute", "none"],
+                   help="target for a single-process script (auto: horovod when workers > 1)"),
+               arg("--epochs", type=int, help="passed to the script as TFDESK_EPOCHS"),
+               arg("--timeout", type=float, help="wall-clock limit in seconds"),
+               arg("--tf-version", help="TensorFlow version the script needs (picks the image)"),
+               arg("--wait", action="store_true", help="wait for the end, showing progress"),
+               arg("--dry-run", action="store_true", help="show what would run (Kubernetes: manifests)")],
+         examples=["tfdesk train train.py --workers 2", "tfdesk train train.py --workers 4 "
+                   "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True)
+def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
+          wait, dry_run):
+    engine = get_engine(ctx)
+    spec = {"script_path": str(Path(script).expanduser().resolve()), "workers": workers,
+            "gpus_per_worker": gpus_per_worker, "convert": convert, "epochs": epochs,
+            "timeout": timeout, "tf_version": tf_version}
+    if dry_run:
+        plan = engine.dry_run("train", spec, backend)
+        return Reply(text=plan["text"], data=plan)
+    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend)
+    if wait:
+        token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
+        try:
+            job = engine.wait(job.id)
+        finally:
+            engine.unsubscribe(token)
+        return _job_reply(engine, job.id, judge=True)
+    d = _summary(engine, job)
+    return Reply(text=f"started job {job.id} ({d['summary']}) on {backend}: {job.state}\n"
+                      f"follow it with: tfdesk logs {job.id} --follow", data=d)
+
+
+@command("jobs", "list jobs (recent ones; --all for every job)",
+         args=[arg("--state", choices=["queued", "starting", "running", "succeeded", "failed",
+                                       "cancelled", "lost", "active"]),
+               arg("--mine", action="store_true", help="only jobs you started"),
+               arg("--all", action="store_true", help="every job, not only the last 20")],
+         examples=["tfdesk jobs", "tfdesk jobs --state running --mine"])
+def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
+    from runners.models import ACTIVE
+    engine = get_engine(ctx)
+    states = list(ACTIVE) if state == "active" else [state] if state else None
+    found = engine.list(states=states, owner=ctx.owner if mine else None, limit=None if all else 20)
+    rows = [_summary(engine, j) for j in found]
+    if not rows:
+        return Reply(text="no jobs" + (f" in state {state}" if state else ""), data={"jobs": []})
+    return Reply(text="\n".join(_line(r) for r in rows), data={"jobs": rows})
+
+
+def _job_reply(engine, job_id, judge=False):
+    from runners.charts import metrics_chart
+    job = engine.get(job_id)
+    d = _summary(engine, job)
+    d["events"] = [e.to_dict() for e in engine.events(job_id)]
+    d["metrics"] = engine.metrics(job_id)
+    d["artifacts"] = engine.artifacts(job_id)
+    lines = [_line(d), f"  owner {job.owner}  workdir {job.workdir}",
+             "  spec: " + ", ".join(f"{k}={v}" for k, v in job.spec.items() if v not in (None, [], ""))]
+    if job.reason:
+        lines.append(f"  reason: {job.reason}")
+    lines.append("  events:")
+    lines += [f"    {time.strftime('%H:%M:%S', time.localtime(e['ts']))} {e['type']}: {e['message']}"
+              for e in d["events"]]
+    if d["metrics"]:
+        lines.append("  metrics:")
+        lines += ["    epoch " + str(m["epoch"]) + ": " + "  ".join(
+            f"{k}={v:.4g}" for k, v in m.items() if k != "epoch") for m in d["metrics"]]
+    if d["artifacts"]:
+        lines.append("  artifacts:")
+        lines += [f"    {a['path']}  {a['kind']}  {a['size']} bytes" for a in d["artifacts"]]
+    files = []
+    if d["metrics"] and Path(job.workdir).is_dir():
+        chart = metrics_chart(d["metrics"], Path(job.workdir) / ".tfdesk" / "metrics.png",
+                              f"{job.id} {d['summary']}")
+        if chart:
+            files.append(chart)
+    # With judge (train --wait) a job that did not succeed makes the command fail (exit 1).
+    ok = job.state == "succeeded" or not judge
+    return Reply(text="\n".join(lines), data=d, files=files, ok=ok, status=0 if ok else 1)
+
+
+@command("job", "show one job: spec, state, events, metrics, artifacts",
+         args=[arg("id", help="job id, e.g. j-1a2b3c4d")], examples=["tfdesk job j-1a2b3c4d"])
+def job(ctx, id):  # noqa: A002
+    return _job_reply(get_engine(ctx), id)
+
+
+@command("logs", "show a job's log",
+         args=[arg("id", help="job id"), arg("--tail", type=int, help="only the last N lines"),
+               arg("--follow", action="store_true", help="wait for the job to end, showing progress")],
+         examples=["tfdesk logs j-1a2b3c4d --tail 50"])
+def logs(ctx, id, tail, follow):  # noqa: A002
+    engine = get_engine(ctx)
+    job = engine.get(id)
+    if follow and job.active:
+        def on_event(ev):
+            if ev.type == "log":
+                ctx.report(f"{id}: {ev.message[:100]}", None, None)
+        token = engine.subscribe(on_event, job_id=id)
+        try:
+            job = engine.wait(id)
+        finally:
+            engine.unsubscribe(token)
+    text = engine.read_log(id, tail)
+    return Reply(text=text.rstrip("\n") or f"(job {id} has written no output yet)",
+                 data={"id": id, "state": job.state, "log": text})
+
+
+@command("cancel", "cancel a queued or running job",
+         args=[arg("id", help="job id")], examples=["tfdesk cancel j-1a2b3c4d"])
+def cancel(ctx, id):  # noqa: A002
+    engine = get_engine(ctx)
+    job = engine.cancel(id)
+    note = "" if job.state == "cancelled" else " (stopping; 'tfdesk job ID' shows when it is done)"
+    return Reply(text=f"job {id}: {job.state}{note}", data=job.to_dict())
+
+
+@command("delete", "delete a finished job: its files, cluster objects and record",
+         args=[arg("id", help="job id"),
+               arg("--force", action="store_true", help="cancel it first when it is still running")],
+         examples=["tfdesk delete j-1a2b3c4d"])
+def delete(ctx, id, force):  # noqa: A002
+    get_engine(ctx).delete(id, force=force)
+    return Reply(text=f"deleted job {id}", data={"id": id, "deleted": True})

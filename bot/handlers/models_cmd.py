@@ -1,0 +1,139 @@
+"""convert-model and infer: model conversion, validation and benchmarks, run as jobs.
+
+The bot never loads a model: the job kinds (runners/model_jobs.py) run
+converters.model.worker in the runner environment. Without the job engine the same worker
+runs in a subprocess here and the command waits for it.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bot.registry import arg, command
+from bot.reply import Reply
+
+try:  # registers the job kinds convert-model and infer, so every engine here knows them
+    import runners.model_jobs  # noqa: F401
+except ImportError:  # no job engine: the commands run the worker in the foreground
+    pass
+
+TARGETS = ["onnx", "tensorrt", "tf-trt"]
+PRECISIONS = ["fp32", "fp16", "int8"]
+
+
+def _engine(ctx):
+    try:
+        import runners.model_jobs  # noqa: F401
+        from bot.handlers.jobs import get_engine
+    except ImportError:
+        return None
+    return get_engine(ctx)
+
+
+def _runner_python(ctx) -> str:
+    runner = ctx.config.section("runner")
+    from converters.model.jobspec import REPO_ROOT
+    return str(runner.get("python") or os.environ.get("TFDESK_RUNNER_PYTHON")
+               or REPO_ROOT / ".venv-runner" / "bin" / "python")
+
+
+def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
+    from converters.model import jobspec
+    settings = ctx.config.section("models")
+    engine = _engine(ctx)
+    if engine is None:  # fallback: same worker, in the foreground
+        workdir = ctx.config.home / "models" / jobspec.new_id()
+        workdir.mkdir(parents=True)
+        stored = jobspec.prepare(spec, workdir, _runner_python(ctx), settings)
+        report = jobspec.run_foreground(workdir, _runner_python(ctx), ctx.report)
+        return _reply(report, workdir, None, stored)
+    job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
+                        reply_to=ctx.reply_to, backend=backend)
+    if detach or ctx.reply_to.get("kind") == "slack":
+        return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}); the report "
+                          f"comes back here when it is done. Follow it: tfdesk logs {job.id} --follow",
+                     data={"job": job.to_dict()})
+
+    def on_event(ev):
+        if ev.type == "log":
+            msg = jobspec.parse_progress(ev.message)
+            if msg:
+                ctx.report(f"{job.id}: {msg[0]}", msg[1], msg[2])
+    token = engine.subscribe(on_event, job_id=job.id)
+    try:
+        job = engine.wait(job.id)
+    finally:
+        engine.unsubscribe(token)
+    report = jobspec.read_report(Path(job.workdir))
+    if job.state == "cancelled":
+        report = {"status": "failed", "error": {"error": f"job {job.id} was cancelled"}}
+    return _reply(report, Path(job.workdir), job, job.spec)
+
+
+def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
+    from converters.model.report import chart, summary
+    data = {"job": job.to_dict() if job else None, "workdir": str(workdir), **report}
+    where = f" (job {job.id})" if job else ""
+    if report.get("status") == "failed":
+        err = report.get("error", {})
+        msg = err.get("error", "the conversion failed")
+        return Reply.error(f"{spec.get('name', 'model')}: {msg}{where}", data)
+    files = []
+    png = workdir / "chart.png"
+    if not png.is_file() and report.get("benchmark"):
+        chart(report, png)  # the runner lacked matplotlib and could not hand it over
+    for name in ("chart.png", "report.json", "trt-build.yaml", "predictions.npz"):
+        if (workdir / name).is_file():
+            files.append(workdir / name)
+    text = summary(report) + f"\nreport: {workdir / 'report.json'}{where}"
+    if report.get("artifacts"):
+        text += "\nartifacts: " + ", ".join(report["artifacts"])
+    ok = report.get("status") != "validation_failed"
+    if not ok:
+        bad = [f"  {name}: max abs error {o.get('max_abs_error', float('nan')):.3g}, "
+               f"{o.get('mismatched', '?')} of {o.get('total', '?')} values outside tolerance"
+               for name, o in report["validation"]["outputs"].items() if not o["passed"]]
+        text = "Validation FAILED: the converted model does not match the original.\n" + \
+            "\n".join(bad) + "\n" + text
+    return Reply(text=text, data=data, files=files, ok=ok, status=0 if ok else 1)
+
+
+@command("convert-model", "convert a SavedModel / .keras / .h5 to ONNX, TensorRT or TF-TRT; "
+         "validate and benchmark it",
+         args=[arg("model", help="SavedModel folder, .zip/.tar.gz of one, .keras or .h5 file"),
+               arg("--to", dest="target", choices=TARGETS, default="onnx",
+                   help="target format (default onnx)"),
+               arg("--precision", choices=PRECISIONS, default="fp32"),
+               arg("--calibration", help="INT8 calibration samples (.npz keyed by input name)"),
+               arg("--tolerance", help="validation tolerance: 1e-3 (atol) or atol=1e-3,rtol=1e-2 "
+                   "(default depends on precision)"),
+               arg("--batch", help="benchmark batch sizes, e.g. 1,8,32 (default)"),
+               arg("--input", help="validation samples (.npz keyed by input name, or .npy)"),
+               arg("--signature", default="serving_default", help="SavedModel signature"),
+               arg("--opset", type=int, help="ONNX opset (default 17)"),
+               arg("--detach", action="store_true", help="start the job and return at once")],
+         examples=["tfdesk convert-model ./my_model", "tfdesk convert-model model.keras --to "
+                   "tensorrt --precision fp16", "tfdesk convert-model model.zip --precision int8 "
+                   "--calibration samples.npz"], slow=True)
+def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
+                  signature, opset, detach):
+    spec = {"model": str(Path(model).expanduser().resolve()), "target": target,
+            "precision": precision, "calibration": calibration, "tolerance": tolerance,
+            "batch": batch, "input": input, "signature": signature, "opset": opset}
+    return _run(ctx, "convert-model", spec, "local", detach)
+
+
+@command("infer", "benchmark a model (and predict on --input) as a job",
+         args=[arg("model", help="SavedModel folder or archive, .keras, .h5 or .onnx"),
+               arg("--batch", help="batch sizes, e.g. 1,8,32 (default)"),
+               arg("--backend", choices=["local", "kubernetes"], default="local"),
+               arg("--input", help="inputs to predict on (.npz keyed by input name, or .npy); "
+                   "predictions are written to predictions.npz"),
+               arg("--signature", default="serving_default", help="SavedModel signature"),
+               arg("--detach", action="store_true", help="start the job and return at once")],
+         examples=["tfdesk infer ./my_model --batch 1,32", "tfdesk infer model.onnx --input x.npz"],
+         slow=True)
+def infer(ctx, model, batch, backend, input, signature, detach):  # noqa: A002
+    spec = {"model": str(Path(model).expanduser().resolve()), "batch": batch, "input": input,
+            "signature": signature}
+    return _run(ctx, "infer", spec, backend, detach)

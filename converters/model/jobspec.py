@@ -1,0 +1,211 @@
+"""From a user's request to a runnable spec, and how to run it. Bot side, no TensorFlow.
+
+``prepare`` is what a job kind's ``prepare`` does (and what the foreground fallback does):
+check the options, take the model in safely, check it against the runner's versions, copy
+user files next to it, and write ``spec.json``. ``worker_command`` is what then runs, in the
+runner environment, in the job's working directory.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from converters.model import benchmark, intake, tensorrt, validate
+from converters.model.errors import BadInput, BadOption, RunnerMissing
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SPEC_FILE = "spec.json"
+TARGETS = ("onnx", "tensorrt", "tf-trt")
+PRECISIONS = ("fp32", "fp16", "int8")
+
+
+def new_id() -> str:
+    return "m-" + secrets.token_hex(4)
+
+
+@functools.lru_cache(maxsize=8)
+def runner_versions(python: str) -> dict[str, str]:
+    """TensorFlow and Keras versions in the runner env, from package metadata (no import)."""
+    if not Path(python).exists():
+        raise RunnerMissing(f"the runner environment is not built ({python} is missing); run "
+                            "'make runner-env'")
+    code = ("import json, importlib.metadata as m\n"
+            "def v(*names):\n"
+            "    for n in names:\n"
+            "        try: return m.version(n)\n"
+            "        except m.PackageNotFoundError: pass\n"
+            "print(json.dumps({'tensorflow': v('tensorflow', 'tensorflow-cpu', 'tensorflow-gpu'),"
+            " 'keras': v('keras', 'tf-keras')}))")
+    out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise RunnerMissing(f"the runner environment at {python} does not start: "
+                            f"{out.stderr.strip()[-300:]}")
+    return json.loads(out.stdout)
+
+
+def _copy_user_file(path: str | None, workdir: Path, name: str, what: str) -> str | None:
+    """Inputs and calibration data are copied in, so a job never depends on an upload that
+    may be cleaned away."""
+    if not path:
+        return None
+    src = Path(path).expanduser()
+    if not src.is_file():
+        raise BadInput(f"{what} file {path} does not exist")
+    if src.suffix not in (".npz", ".npy"):
+        raise BadInput(f"{what} file {src.name}: expected .npz (arrays keyed by input name) "
+                       "or .npy (one-input models)")
+    dest = workdir / "inputs" / (name + src.suffix)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    return str(dest.relative_to(workdir))
+
+
+def _rel(path: Path, workdir: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(workdir.resolve()))
+    except ValueError:
+        return str(Path(path).resolve())
+
+
+def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
+            settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Validate, take in the model, write spec.json; returns the stored spec (plain JSON).
+
+    ``spec``: model, mode (convert|infer), target, precision, calibration, tolerance, batch,
+    input, signature, opset. ``settings``: the [models] config section."""
+    settings = settings or {}
+    mode = spec.get("mode", "convert")
+    target = spec.get("target") or "onnx"
+    precision = spec.get("precision") or "fp32"
+    if mode == "convert":
+        tensorrt.check_precision(target, precision, spec.get("calibration"))
+    tol = validate.tolerance(precision, spec.get("tolerance"))
+    batches = benchmark.parse_batches(spec.get("batch"))
+    model = Path(str(spec["model"])).expanduser()
+    limits = intake.Limits.from_config(settings)
+    if not model.exists():
+        raise BadInput(f"{spec['model']} does not exist")
+    if model.is_file() and intake.archive_kind(model):
+        model = intake.extract(model, workdir / "source", limits)
+    if mode == "infer" and model.is_file() and model.suffix == ".onnx":
+        source = {"kind": "onnx", "path": str(model.resolve()), "producer": ""}
+    else:
+        versions = runner_versions(str(runner_python))
+        source = intake.identify(model, versions.get("tensorflow"), versions.get("keras")).to_dict()
+    source["path"] = _rel(Path(source["path"]), workdir)
+    stored = {
+        "id": spec.get("id") or new_id(), "mode": mode, "name": Path(str(spec["model"])).name,
+        "model": str(spec["model"]),
+        "source": source, "target": target, "precision": precision,
+        "tolerance": tol.to_dict(), "batches": batches,
+        "input": _copy_user_file(spec.get("input"), workdir, "samples", "--input"),
+        "calibration": _copy_user_file(spec.get("calibration"), workdir, "calibration",
+                                       "--calibration"),
+        "signature": spec.get("signature") or "serving_default",
+        "opset": spec.get("opset"),
+        "dim_default": int(settings.get("dim_default", 16)),
+        "bench": {"warmup": int(settings.get("warmup", 3)),
+                  "iterations": int(settings.get("iterations", 50)),
+                  "budget_s": float(settings.get("budget_s", 5.0)),
+                  **(spec.get("bench") or {})},
+        "kubernetes": {**settings.get("tensorrt", {}), **(spec.get("kubernetes") or {})},
+        # The runner env may lack matplotlib; then the worker asks the bot's Python to draw.
+        "chart_python": sys.executable, "repo_root": str(REPO_ROOT),
+    }
+    (workdir / SPEC_FILE).write_text(json.dumps(stored, indent=2))
+    return stored
+
+
+def worker_command(runner_python: str | Path) -> list[str]:
+    return [str(runner_python), "-m", "converters.model.worker", SPEC_FILE]
+
+
+def worker_env(workdir: Path, runner_python: str | Path,
+               extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A clean environment: the runner first on PATH, the repo importable, nothing of the bot
+    (tokens, config) passed on."""
+    env = {"PATH": f"{Path(runner_python).parent}:/usr/local/bin:/usr/bin:/bin",
+           "HOME": str(workdir / ".home"), "PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1",
+           "TF_CPP_MIN_LOG_LEVEL": "2", "LANG": "C.UTF-8", "MPLBACKEND": "Agg"}
+    for key in ("TMPDIR",):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    env.update(extra or {})
+    return env
+
+
+def run_foreground(workdir: Path, runner_python: str | Path,
+                   progress: Callable[[str, int | None, int | None], None] | None = None,
+                   timeout: float | None = None) -> dict[str, Any]:
+    """Run the worker in a subprocess and wait: the path used without the job engine."""
+    log = open(workdir / "worker.log", "w")
+    with log, subprocess.Popen(worker_command(runner_python), cwd=workdir,
+                               env=worker_env(workdir, runner_python), text=True,
+                               stdout=subprocess.PIPE, stderr=log) as proc:
+        for line in proc.stdout:
+            msg = parse_progress(line)
+            if msg and progress:
+                progress(*msg)
+        proc.wait(timeout)
+    return read_report(workdir)
+
+
+def parse_progress(line: str) -> tuple[str, int | None, int | None] | None:
+    line = line.strip()
+    if not line.startswith('{"progress"'):
+        return None
+    try:
+        d = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return d["progress"], d.get("done"), d.get("total")
+
+
+def read_report(workdir: Path) -> dict[str, Any]:
+    path = Path(workdir) / "report.json"
+    if not path.is_file():
+        tail = ""
+        for name in ("worker.log", ".tfdesk/log"):
+            if (Path(workdir) / name).is_file():
+                tail = (Path(workdir) / name).read_text(errors="replace")[-1500:]
+        return {"status": "failed", "error": {"code": "crash", "error":
+                "the conversion stopped before writing its report" + (f":\n{tail}" if tail else "")}}
+    return json.loads(path.read_text())
+
+
+def artifacts(workdir: Path) -> list[dict[str, Any]]:
+    """What a conversion produced, named for the catalog: ``onnx`` is the validated model
+    (optimised, INT8 or FP16), ``engine`` a TensorRT plan; the user's own upload is left out."""
+    workdir = Path(workdir)
+    report = read_report(workdir) if (workdir / "report.json").is_file() else {}
+    conv = report.get("conversion") or {}
+    named = {conv.get("converted"): "onnx", "out/model.onnx": "onnx_source",
+             "report.json": "report", "chart.png": "chart", "trt-build.yaml": "trt_manifests",
+             "predictions.npz": "predictions"}
+    out = []
+    for p in sorted(workdir.rglob("*")):
+        rel = p.relative_to(workdir)
+        # Hidden entries are the job's bookkeeping and library caches (HOME is the workdir).
+        if not p.is_file() or rel.parts[0] in ("source", "inputs") or \
+                any(part.startswith(".") for part in rel.parts) or \
+                str(rel) in (SPEC_FILE, "worker.log", "job.log"):
+            continue
+        name = named.get(str(rel)) or ("engine" if rel.suffix == ".plan" else
+                                       "saved_model" if rel.parts[0] == "saved_model" else rel.name)
+        if rel.parts[0] == "saved_model":
+            if name in [a["name"] for a in out]:
+                continue
+            rel, p = Path("saved_model"), workdir / "saved_model"
+        out.append({"name": name, "path": str(rel), "kind": "model" if name in
+                    ("onnx", "onnx_source", "engine", "saved_model") or rel.suffix == ".onnx"
+                    else "report" if name == "report" else "chart" if name == "chart" else "file",
+                    "size": p.stat().st_size if p.is_file() else
+                    sum(f.stat().st_size for f in p.rglob("*") if f.is_file())})
+    return out

@@ -1,0 +1,273 @@
+"""Runner-side entry point: the whole conversion (or inference benchmark) from one spec.
+
+    .venv-runner/bin/python -m converters.model.worker SPEC.json
+
+Runs in the runner environment (TensorFlow, tf2onnx, ONNX Runtime), never in the bot.
+Reads the spec, writes everything into ``spec["workdir"]``: converted models under ``out/``,
+``report.json`` (also on failure, with ``error``), ``chart.png`` and, when TensorRT needs a
+GPU node, ``trt-build.yaml``. Progress goes to stdout as JSON lines ``{"progress": ...}``.
+Exit status: 0 done (including "needs a GPU runner"), 3 a user-facing error, 1 a crash.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+from converters.model import benchmark, intake, samples, validate
+from converters.model.errors import ModelError, NeedsGPU, NotAModel, UnsupportedOps
+
+EXIT_USER_ERROR = 3
+
+
+def progress(message: str, done: int | None = None, total: int | None = None) -> None:
+    print(json.dumps({"progress": message, "done": done, "total": total}), flush=True)
+
+
+def export_keras(source: dict, dest: Path) -> Path:
+    """Keras file -> SavedModel. ``safe_mode`` (the default) refuses pickled lambdas."""
+    import tensorflow as tf
+    try:
+        model = tf.keras.models.load_model(source["path"], compile=False)
+    except Exception as exc:
+        raise NotAModel(f"Keras could not load {Path(source['path']).name}: "
+                        f"{type(exc).__name__}: {str(exc)[:400]}") from None
+    tf.saved_model.save(model, str(dest))
+    return dest
+
+
+def check_ops_registered(ops: list[str]) -> None:
+    from tensorflow.python.framework import op_def_registry
+    unknown = sorted(op for op in ops if op_def_registry.get(op) is None)
+    if unknown:
+        raise UnsupportedOps(
+            f"the model uses ops this runner's TensorFlow does not know: {', '.join(unknown)}. "
+            "These are custom ops (or ops from a newer TensorFlow); load their library into "
+            "the runner or export the model without them", ops=unknown)
+
+
+def inputs_for(spec: dict, sig_inputs: list[dict], batch: int, seed: int) -> dict:
+    if spec.get("input"):
+        user = samples.load(Path(spec["input"]), sig_inputs)
+        n = min(len(a) for a in user.values())
+        idx = np.arange(batch) % n          # repeat user samples up to the batch size
+        return {k: v[idx] for k, v in user.items()}
+    return samples.generate(sig_inputs, batch, seed=seed, dim_default=spec.get("dim_default", 16))
+
+
+def calibration_batches(spec: dict, sig_inputs: list[dict], warnings: list[str]) -> list[dict]:
+    if spec.get("calibration"):
+        data = samples.load(Path(spec["calibration"]), sig_inputs)
+        return samples.batches(data, 8)
+    warnings.append("INT8 calibrated on random data matching the signature: ranges may not "
+                    "match real inputs; pass --calibration FILE (NPZ of real samples)")
+    return [samples.generate(sig_inputs, 8, seed=100 + i, dim_default=spec.get("dim_default", 16))
+            for i in range(8)]
+
+
+def run_benchmarks(spec: dict, sig_inputs: list[dict], runners: dict) -> dict:
+    cfg = spec.get("bench", {})
+    result: dict = {k: [] for k in runners}
+    total = len(spec["batches"]) * len(runners)
+    step = 0
+    for b in spec["batches"]:
+        feeds = inputs_for(spec, sig_inputs, b, seed=b)
+        for key, fn in runners.items():
+            step += 1
+            progress(f"benchmark: {key} batch {b}", step, total)
+            result[key].append(benchmark.measure(fn, feeds, b, cfg.get("warmup", 3),
+                                                 cfg.get("iterations", 50),
+                                                 cfg.get("budget_s", 5.0)))
+    return result
+
+
+def convert(spec: dict, work: Path, report: dict) -> None:
+    from converters.model import onnx as onnx_conv
+    from converters.model import tensorrt, tftrt
+    from converters.model.backends import ORTBackend, TFBackend
+    import tensorflow as tf
+
+    warnings = report["warnings"]
+    saved_model = source_saved_model(spec, work)
+    meta = intake.identify(saved_model, runner_tf=tf.__version__)
+    check_ops_registered(meta.info["ops"])
+    sig_key = spec.get("signature", "serving_default")
+    if sig_key not in meta.info["signatures"]:
+        raise NotAModel(f"no signature {sig_key!r}; the model has "
+                        f"{sorted(meta.info['signatures'])}")
+    sig = meta.info["signatures"][sig_key]
+    report["model"].update(producer_tf=meta.producer, signature=sig, runner_tf=tf.__version__)
+    progress("loading the original model in TensorFlow")
+    original = TFBackend(saved_model, sig_key)
+
+    target, precision = spec["target"], spec["precision"]
+    out = work / "out"
+    conv: dict = {"target": target, "precision": precision}
+    report["conversion"] = conv
+    converted_path = None
+    if target == "tf-trt":
+        calib = calibration_batches(spec, sig["inputs"], warnings) if precision == "int8" else \
+            [inputs_for(spec, sig["inputs"], 1, seed=1)]
+        conv.update(tftrt.convert(saved_model, out / "tftrt", precision, calib))
+        converted = TFBackend(out / "tftrt", sig_key)
+        label = f"TF-TRT {precision}"
+    else:
+        progress("converting to ONNX (tf2onnx)")
+        t0 = time.perf_counter()
+        conv["onnx"] = onnx_conv.convert(saved_model, out / "model.onnx", sig_key, spec.get("opset"))
+        conv["opset"] = conv["onnx"]["opset"]
+        conv["onnx"]["seconds"] = round(time.perf_counter() - t0, 2)
+        progress("optimising with ONNX Runtime")
+        conv["optimized"] = onnx_conv.optimize(out / "model.onnx", out / "model.optimized.onnx")
+        converted_path = out / "model.optimized.onnx"
+        label = f"ONNX Runtime {precision}"
+        if precision == "int8":
+            progress("INT8 quantisation (calibrating)")
+            conv["quantized"] = onnx_conv.quantize_int8(
+                out / "model.onnx", out / "model.int8.onnx",
+                calibration_batches(spec, sig["inputs"], warnings))
+            converted_path = out / "model.int8.onnx"
+        elif precision == "fp16":
+            conv["fp16"] = onnx_conv.to_fp16(out / "model.onnx", out / "model.fp16.onnx")
+            converted_path = out / "model.fp16.onnx"
+            warnings.append("FP16 on a CPU checks accuracy; its speed here says little "
+                            "about its speed on a GPU")
+        if target == "tensorrt":
+            engine_onnx = converted_path if precision == "int8" else out / "model.onnx"
+            job = {"id": spec["id"], "rel_dir": spec.get("artifact_rel_dir", f"{spec['id']}/out"),
+                   "onnx": engine_onnx.name, "engine": f"model.{precision}.plan",
+                   "precision": precision,
+                   "shapes": tensorrt.profile_shapes(sig["inputs"], spec["batches"],
+                                                     spec.get("dim_default", 16))}
+            try:
+                builder = tensorrt.select_builder(job, spec.get("kubernetes", {}))
+                progress(f"building TensorRT engine ({builder.name})")
+                conv["engine"] = builder.build(engine_onnx, out / job["engine"],
+                                               tensorrt.BuildOptions(precision, job["shapes"]))
+                warnings.append("the engine is built and stamped; its numerical validation "
+                                "and benchmark run where it runs (this report measures the "
+                                "ONNX model it was built from)")
+            except NeedsGPU as exc:
+                import yaml
+                (work / "trt-build.yaml").write_text(yaml.safe_dump_all(exc.manifests, sort_keys=False))
+                report["status"] = "needs_gpu"
+                report["needs_gpu"] = {"reason": exc.detail.get("reason", ""),
+                                       "message": exc.message,
+                                       "manifest": "trt-build.yaml"}
+                warnings.append("validation and benchmark below are for the ONNX model the "
+                                "engine will be built from, on this CPU")
+        conv["converted"] = str(converted_path.relative_to(work))
+        converted = ORTBackend(converted_path)
+
+    progress("validating: original vs converted on the same inputs")
+    tol = validate.Tolerance(**spec["tolerance"])
+    val_inputs = inputs_for(spec, sig["inputs"], spec.get("validation_batch", 8), seed=12345)
+    report["validation"] = validate.compare(original(val_inputs), converted(val_inputs), tol)
+    report["validation"]["samples"] = len(next(iter(val_inputs.values())))
+    report["validation"]["inputs"] = "user samples" if spec.get("input") else "generated"
+    bench = run_benchmarks(spec, sig["inputs"], {"original": original, "converted": converted})
+    bench["original_label"], bench["converted_label"] = "TensorFlow", label
+    bench["speedups"] = benchmark.speedups(bench["original"], bench["converted"])
+    report["benchmark"] = bench
+    report["artifacts"] = sorted(str(p.relative_to(work)) for p in out.rglob("*") if p.is_file())
+    if not report["validation"]["passed"]:
+        report["status"] = "validation_failed"
+
+
+def source_saved_model(spec: dict, work: Path) -> Path:
+    source = spec["source"]
+    if source["kind"] in ("keras", "h5"):
+        progress("loading the Keras model and exporting a SavedModel")
+        return export_keras(source, work / "saved_model")
+    return Path(source["path"])
+
+
+def infer(spec: dict, work: Path, report: dict) -> None:
+    from converters.model.backends import ORTBackend, TFBackend
+    path = Path(spec["source"]["path"])
+    if spec["source"]["kind"] == "onnx":
+        model = ORTBackend(path)
+        sig_inputs = model.input_specs()
+        report["backend"] = "onnxruntime"
+    else:
+        import tensorflow as tf
+        saved_model = source_saved_model(spec, work)
+        meta = intake.identify(saved_model, runner_tf=tf.__version__)
+        sig_key = spec.get("signature", "serving_default")
+        sig_inputs = meta.info["signatures"][sig_key]["inputs"]
+        model = TFBackend(saved_model, sig_key)
+        report["backend"] = "tensorflow"
+    if spec.get("input"):
+        user = samples.load(Path(spec["input"]), sig_inputs)
+        preds = {}
+        for part in samples.batches(user, max(spec["batches"])):
+            for k, v in model(part).items():
+                preds.setdefault(k, []).append(v)
+        np.savez(work / "predictions.npz", **{k: np.concatenate(v) for k, v in preds.items()})
+        report["predictions"] = {"path": "predictions.npz",
+                                 "rows": int(min(len(a) for a in user.values()))}
+    bench = run_benchmarks(spec, sig_inputs, {"original": model})
+    bench["original_label"] = report["backend"]
+    report["benchmark"] = bench
+
+
+def draw_chart(spec: dict, report: dict, work: Path) -> None:
+    """matplotlib may be missing in the runner env; then the bot's Python draws it."""
+    try:
+        from converters.model.report import chart
+        if chart(report, work / "chart.png"):
+            report["chart"] = "chart.png"
+        return
+    except ImportError:
+        pass
+    py = spec.get("chart_python")
+    if py and report.get("benchmark"):
+        (work / "report.json").write_text(json.dumps(report, indent=2, default=str))
+        code = ("import json,sys,pathlib; from converters.model.report import chart; "
+                "chart(json.load(open(sys.argv[1])), pathlib.Path(sys.argv[2]))")
+        done = subprocess.run([py, "-c", code, str(work / "report.json"), str(work / "chart.png")],
+                              capture_output=True, text=True, cwd=spec.get("repo_root"))
+        if done.returncode == 0:
+            report["chart"] = "chart.png"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    spec = json.loads(Path(argv[0]).read_text())
+    # Paths in the spec are relative to the working directory (the job's folder, our cwd).
+    work = Path(spec.get("workdir") or Path.cwd()).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    spec["source"]["path"] = str(work / spec["source"]["path"])
+    for key in ("input", "calibration"):
+        if spec.get(key):
+            spec[key] = str(work / spec[key])
+    report: dict = {"id": spec["id"], "mode": spec.get("mode", "convert"), "status": "succeeded",
+                    "model": {"name": spec.get("name") or Path(spec["source"]["path"]).name,
+                              "kind": spec["source"]["kind"]},
+                    "warnings": [], "started": time.time()}
+    code = 0
+    try:
+        (convert if report["mode"] == "convert" else infer)(spec, work, report)
+    except ModelError as exc:
+        report.update(status="failed", error=exc.to_dict())
+        code = EXIT_USER_ERROR
+    except Exception as exc:  # noqa: BLE001 - a crash still leaves a report behind
+        report.update(status="failed", error={"code": "crash", "error":
+                      f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()})
+        code = 1
+    report["seconds"] = round(time.time() - report.pop("started"), 2)
+    if report.get("benchmark"):
+        progress("drawing the chart")
+        draw_chart(spec, report, work)
+    (work / "report.json").write_text(json.dumps(report, indent=2, default=str))
+    progress("done", 1, 1)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""convert(): check, analyse, apply the target's rules in order, and explain every change."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from converters.script.analysis import Analysis, analyze
+from converters.script.errors import ConversionError
+from converters.script.findings import Finding, format_report
+from converters.script.rules import TARGETS, rules_for
+from converters.script.source import load
+from converters.script.transforms.base import Combined, RuleContext
+
+TARGET_ALIASES = {"horovod": "horovod", "hvd": "horovod", "tf-distribute": "tf-distribute",
+                  "tf.distribute": "tf-distribute", "tf_distribute": "tf-distribute",
+                  "mwms": "tf-distribute"}
+
+
+@dataclass
+class ConversionResult:
+    source: str
+    code: str
+    target: str
+    filename: str
+    analysis: Analysis
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.code != self.source
+
+    @property
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(
+            self.source.splitlines(keepends=True), self.code.splitlines(keepends=True),
+            fromfile=f"a/{self.filename}", tofile=f"b/{self.filename}"))
+
+    @property
+    def report(self) -> str:
+        return format_report(self.findings, self.filename)
+
+    def counts(self) -> dict[str, int]:
+        out = {"info": 0, "warning": 0, "error": 0}
+        for f in self.findings:
+            out[f.severity] = out.get(f.severity, 0) + 1
+        return out
+
+    def to_dict(self) -> dict:
+        return {"filename": self.filename, "target": self.target, "changed": self.changed,
+                "analysis": self.analysis.to_dict(), "counts": self.counts(),
+                "findings": [f.to_dict() for f in sorted(self.findings, key=lambda f: (f.line, f.col))],
+                "code": self.code, "diff": self.diff}
+
+
+def _unchanged(text, target, filename, analysis, finding) -> ConversionResult:
+    return ConversionResult(text, text, target, filename, analysis, [finding])
+
+
+def _refusals(a: Analysis, target: str, filename: str) -> None:
+    if target == "horovod" and a.keras == "keras3":
+        line, api = a.keras3_evidence[0]
+        raise ConversionError(
+            f"{filename} uses Keras 3 ({api}, line {line}). Horovod's Keras optimizer wrapper "
+            f"does not average gradients under Keras 3 and raises nothing, so tfdesk will not "
+            f"produce that combination. Convert with --to tf-distribute, or port the script to "
+            f"tf_keras (TF_USE_LEGACY_KERAS=1) first.", line=line, rule_id="HVD002")
+    if target == "horovod" and "keras_fit" in a.styles and "custom_loop" in a.styles:
+        raise ConversionError(
+            f"{filename} trains with both model.fit (line {a.evidence['keras_fit']}) and a "
+            f"custom GradientTape loop (line {a.evidence['custom_loop']}); Horovod needs a "
+            f"different recipe for each. Split the script or convert with --to tf-distribute.",
+            line=a.evidence["custom_loop"], rule_id="HVD003")
+    if target == "tf-distribute":
+        for style, what in (("tf1_session", "TF1 session code (tf.compat.v1.Session / "
+                                            "MonitoredTrainingSession)"),
+                            ("estimator", "an Estimator (removed in TF 2.16)")):
+            if style in a.styles:
+                raise ConversionError(
+                    f"{filename} trains with {what} at line {a.evidence[style]}; "
+                    f"MultiWorkerMirroredStrategy does not run that code. Convert with --to "
+                    f"horovod (runs on TF <= 2.15), or port the script to Keras fit or a "
+                    f"GradientTape loop first.", line=a.evidence[style], rule_id="TFD002")
+
+
+def _context(a: Analysis, target: str) -> RuleContext:
+    tf = a.tf_alias or "tf"
+    if a.keras in ("keras", "tf_keras") and a.keras_alias:
+        keras = a.keras_alias
+    else:
+        keras = f"{tf}.keras"
+    hvd = "hvd" if "hvd" not in a.names else "hvd_"
+    strategy = "strategy" if "strategy" not in a.names else "dist_strategy"
+    module = "horovod.tensorflow.keras" if "keras_fit" in a.styles else "horovod.tensorflow"
+    return RuleContext(analysis=a, target=target, hvd=hvd, tf=tf, keras=keras,
+                       strategy=strategy, hvd_module=module)
+
+
+def convert(source: str | bytes, target: str = "horovod", filename: str = "script.py") -> ConversionResult:
+    """Convert a single-process training script; nothing from it is executed."""
+    target_key = TARGET_ALIASES.get((target or "").strip().lower())
+    if target_key is None:
+        raise ConversionError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
+    text, module = load(source, filename)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # positions computed once
+    a = analyze(wrapper)
+    prefix = "HVD" if target_key == "horovod" else "TFD"
+    if a.already_distributed:
+        return _unchanged(text, target_key, filename, a, Finding(
+            f"{prefix}000", a.distributed_line or 1, 1,
+            "info" if (a.already_distributed == "horovod") == (target_key == "horovod") else "warning",
+            f"already distributed with {a.already_distributed} (line {a.distributed_line}); "
+            f"nothing changed"))
+    if not a.has_training:
+        return _unchanged(text, target_key, filename, a, Finding(
+            f"{prefix}000", 1, 1, "info", "no training found (no fit(), GradientTape loop, "
+            "TF1 session or Estimator); nothing changed"))
+    _refusals(a, target_key, filename)
+    ctx = _context(a, target_key)
+    transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
+    module = wrapper.visit(Combined(transforms))
+    findings = [f for t in transforms for f in t.findings]
+    findings += _left_for_humans(a, target_key, ctx)
+    return ConversionResult(text, module.code, target_key, filename, a, findings)
+
+
+def _left_for_humans(a: Analysis, target: str, ctx: RuleContext) -> list[Finding]:
+    out = []
+    line = a.first_import_line
+    if target == "horovod" and a.keras == "keras":
+        out.append(Finding("HVD002", line, 1, "warning",
+                           "'import keras' is Keras 3 on TF >= 2.16, where Horovod does not "
+                           "average gradients; the converted script stops at start unless Keras 2 "
+                           "is installed (TF <= 2.15, or tf_keras with TF_USE_LEGACY_KERAS=1)"))
+    if target == "horovod" and "keras_fit" in a.styles:
+        out.append(Finding("HVD024", a.evidence["keras_fit"], 1, "info",
+                           "optional: add hvd.callbacks.LearningRateWarmupCallback(initial_lr=..., "
+                           "warmup_epochs=5) after MetricAverageCallback for large worker counts"))
+    if "estimator" in a.styles:
+        out.append(Finding("HVD062", a.evidence["estimator"], 1, "warning",
+                           "Estimators were removed in TF 2.16: this runs on TF <= 2.15 only; "
+                           "evaluate() runs on every worker"))
+    if target == "tf-distribute":
+        out.append(Finding("TFD003", line, 1, "info",
+                           "run one process per worker with TF_CONFIG set, e.g. tfdesk jobs, or "
+                           "TF_CONFIG='{\"cluster\": {\"worker\": [...]}, \"task\": {\"type\": "
+                           "\"worker\", \"index\": 0}}'"))
+    return out

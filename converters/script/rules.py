@@ -1,0 +1,78 @@
+"""Which rule runs for which target and training style, in order. Rules as data: adding a
+recipe step is one line here plus one small transform."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from converters.script.transforms.callbacks import HorovodCallbacks
+from converters.script.transforms.custom_loop import DistributeSteps, ScaleLoss
+from converters.script.transforms.file_callbacks import ChiefCallbackPaths, Rank0Callbacks
+from converters.script.transforms.fit_args import QuietWorkers, SplitSteps
+from converters.script.transforms.global_batch import GlobalBatch
+from converters.script.transforms.gradient_tape import BroadcastAfterFirstStep, DistributedTape
+from converters.script.transforms.learning_rate import ScaleLearningRate
+from converters.script.transforms.optimizer import WrapOptimizer
+from converters.script.transforms.saving import ChiefSaves, Rank0Saves
+from converters.script.transforms.scope import StrategyScope
+from converters.script.transforms.setup import HorovodSetup, StrategySetup
+from converters.script.transforms.sharding import ShardDatasets
+from converters.script.transforms.tf1 import SessionBroadcast, TF1Hooks
+
+TARGETS = ("horovod", "tf-distribute")
+ALL = frozenset({"keras_fit", "custom_loop", "tf1_session", "estimator"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    target: str
+    styles: frozenset
+    transform: type
+    summary: str
+
+
+def _r(id, target, styles, transform, summary):
+    return Rule(id, target, frozenset(styles) if styles != ALL else ALL, transform, summary)
+
+
+RULES: list[Rule] = [
+    # --- Horovod: the documented recipe, step by step -------------------------------------
+    _r("HVD010", "horovod", ALL, ScaleLearningRate, "learning rate (and schedules) x hvd.size()"),
+    _r("HVD011", "horovod", {"keras_fit", "tf1_session", "estimator"}, WrapOptimizer,
+       "optimizer wrapped in hvd.DistributedOptimizer (string optimizers too)"),
+    _r("HVD020", "horovod", {"keras_fit"}, HorovodCallbacks,
+       "BroadcastGlobalVariablesCallback(0), MetricAverageCallback() first"),
+    _r("HVD021", "horovod", {"keras_fit"}, Rank0Callbacks, "file-writing callbacks on rank 0 only"),
+    _r("HVD022", "horovod", {"keras_fit"}, QuietWorkers, "verbose output on rank 0 only"),
+    _r("HVD023", "horovod", {"keras_fit"}, SplitSteps, "steps_per_epoch divided by hvd.size()"),
+    _r("HVD030", "horovod", ALL, Rank0Saves, "model.save / checkpoints on rank 0 only"),
+    _r("HVD040", "horovod", ALL, ShardDatasets, "datasets sharded by rank"),
+    _r("HVD050", "horovod", {"custom_loop"}, DistributedTape, "hvd.DistributedGradientTape"),
+    _r("HVD051", "horovod", {"custom_loop"}, BroadcastAfterFirstStep,
+       "broadcast variables after the first step"),
+    _r("HVD060", "horovod", {"tf1_session", "estimator"}, TF1Hooks,
+       "BroadcastGlobalVariablesHook, rank-0 checkpoints, fewer steps"),
+    _r("HVD061", "horovod", {"tf1_session"}, SessionBroadcast,
+       "broadcast after global_variables_initializer"),
+    # module-level setup goes last: it runs when the whole module is left
+    _r("HVD001", "horovod", ALL, HorovodSetup, "import Horovod, hvd.init(), one GPU per local rank"),
+    # --- tf.distribute.MultiWorkerMirroredStrategy ---------------------------------------
+    _r("TFD010", "tf-distribute", {"keras_fit", "custom_loop"}, StrategyScope,
+       "model and optimizer built in strategy.scope()"),
+    _r("TFD020", "tf-distribute", {"keras_fit", "custom_loop"}, GlobalBatch,
+       "global batch = per-worker batch x replicas"),
+    _r("TFD021", "tf-distribute", {"keras_fit"}, ChiefCallbackPaths,
+       "file-writing callbacks write for real on the chief only"),
+    _r("TFD022", "tf-distribute", {"keras_fit"}, QuietWorkers, "verbose output on the chief only"),
+    _r("TFD030", "tf-distribute", {"keras_fit", "custom_loop"}, ChiefSaves,
+       "saves land at the real path on the chief only"),
+    _r("TFD050", "tf-distribute", {"custom_loop"}, ScaleLoss, "loss divided by the replicas"),
+    _r("TFD051", "tf-distribute", {"custom_loop"}, DistributeSteps,
+       "steps through strategy.run on a distributed dataset"),
+    _r("TFD001", "tf-distribute", ALL, StrategySetup, "MultiWorkerMirroredStrategy first"),
+]
+
+
+def rules_for(target: str, styles) -> list[Rule]:
+    styles = set(styles)
+    return [r for r in RULES if r.target == target and r.styles & styles]

@@ -1,0 +1,121 @@
+"""tf.distribute custom loops: steps run through strategy.run on a distributed dataset, and the
+loss is divided by the replicas (the optimizer sums gradients across them)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script.names import code, dotted, expr, statements
+from converters.script.transforms.base import RuleTransform
+from converters.script.transforms.gradient_tape import tape_name
+
+
+def _loss_name(func: cst.FunctionDef, tape: str) -> str | None:
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, node):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient" \
+                    and dotted(node.func.value) == tape and node.args \
+                    and isinstance(node.args[0].value, cst.Name):
+                found.append(node.args[0].value.value)
+    func.visit(V())
+    return found[0] if found else None
+
+
+class ScaleLoss(RuleTransform):
+    def leave_FunctionDef(self, original, updated):
+        if updated.name.value not in self.a.step_functions:
+            return updated
+        body = list(updated.body.body)
+        for i, stmt in enumerate(body):
+            tape = tape_name(stmt, self)
+            if not tape:
+                continue
+            loss = _loss_name(updated, tape)
+            if loss is None:
+                self.note(original, "could not find the loss passed to the tape; divide it by "
+                                    f"{self.ctx.replicas} inside the tape by hand", "error")
+                return updated
+            inner = list(stmt.body.body)
+            if inner and self.ctx.replicas in code(inner[-1]):
+                return updated
+            inner += statements(
+                f"# tf.distribute sums gradients over replicas: scale the loss to the global mean.\n"
+                f"{loss} = {loss} / {self.ctx.replicas}\n")
+            body[i] = stmt.with_changes(body=stmt.body.with_changes(body=inner))
+            self.note(original, f"loss {loss!r} divided by {self.ctx.replicas} inside the tape "
+                                "(gradients are summed across replicas)")
+            return updated.with_changes(body=updated.body.with_changes(body=body))
+        return updated
+
+
+class DistributeSteps(RuleTransform):
+    """for batch in dataset: step(batch) -> for batch in distributed dataset: strategy.run(step)."""
+
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.loops: list[list] = []  # per open for-loop: [calls step?]
+        self.assigned: set[int] = set()
+        self.run_calls = 0
+
+    def _step_call(self, node) -> bool:
+        return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+            and node.func.value in self.a.step_functions
+
+    def visit_For(self, node):
+        self.loops.append([False])
+
+    def visit_Assign(self, node):
+        if self._step_call(node.value):
+            self.assigned.add(id(node.value))
+
+    def visit_AugAssign(self, node):
+        if self._step_call(node.value):
+            self.assigned.add(id(node.value))
+
+    def leave_Call(self, original, updated):
+        if not self._step_call(original):
+            return updated
+        s = self.ctx.strategy
+        args = ", ".join(code(a).strip().rstrip(",") for a in updated.args)
+        if not self.loops:
+            self.note(original, f"{updated.func.value}() is called outside a loop over a dataset; "
+                                f"call it through {s}.run by hand", "warning")
+            return updated
+        for loop in self.loops:
+            loop[0] = True
+        run = f"{s}.run({updated.func.value}, args=({args}{',' if len(updated.args) == 1 else ''}))"
+        self.note(original, f"{updated.func.value}() runs on every replica through {s}.run"
+                  + (f"; its result is summed across replicas" if id(original) in self.assigned else ""))
+        if id(original) in self.assigned:
+            return expr(f"{s}.reduce({self.ctx.tf}.distribute.ReduceOp.SUM, {run}, axis=None)")
+        return expr(run)
+
+    def leave_For(self, original, updated):
+        calls = self.loops.pop()[0]
+        if not calls:
+            return updated
+        direct = any(self._step_call(n) for n in _calls_in(original.body, shallow=True))
+        if not direct or "experimental_distribute_dataset" in code(updated.iter):
+            return updated
+        it = code(updated.iter).strip()
+        if dotted(updated.iter) == "range" or it.startswith("range("):
+            return updated
+        self.note(original, f"the loop reads {it} through {self.ctx.strategy}.experimental_distribute_dataset")
+        return updated.with_changes(iter=expr(f"{self.ctx.strategy}.experimental_distribute_dataset({it})"))
+
+
+def _calls_in(node, shallow: bool):
+    out = []
+
+    class V(cst.CSTVisitor):
+        def visit_Call(self, n):
+            out.append(n)
+
+        def visit_For(self, n):
+            return not shallow
+
+        def visit_FunctionDef(self, n):
+            return False
+    node.visit(V())
+    return out

@@ -1,0 +1,85 @@
+"""TF1 graph code and Estimators with Horovod: BroadcastGlobalVariablesHook, checkpoints on
+rank 0 only, stop steps divided by the number of workers."""
+from __future__ import annotations
+
+import libcst as cst
+
+from converters.script import tables as T
+from converters.script.names import add_kwarg, code, dotted, expr, find_arg, floordiv, replace_arg, statements
+from converters.script.transforms.base import RuleTransform
+from converters.script.transforms.statements import StatementRule
+
+_HOOK_CALLS = {"tf1.train.MonitoredTrainingSession", "tf.train.MonitoredTrainingSession"}
+
+
+def _add_hook(t: RuleTransform, original, updated: cst.Call, keyword: str, position) -> cst.Call:
+    hook = f"{t.ctx.hvd}.BroadcastGlobalVariablesHook(0)"
+    found = find_arg(updated, keyword, position)
+    t.note(original, "BroadcastGlobalVariablesHook(0) added: all workers start from rank 0's variables")
+    if found is None:
+        return add_kwarg(updated, keyword, expr(f"[{hook}]"))
+    i, arg = found
+    if isinstance(arg.value, cst.Name) and arg.value.value == "None":
+        return replace_arg(updated, i, expr(f"[{hook}]"))
+    if isinstance(arg.value, cst.List):
+        return replace_arg(updated, i, arg.value.with_changes(elements=[
+            cst.Element(expr(hook), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            *arg.value.elements]) if arg.value.elements else expr(f"[{hook}]"))
+    return replace_arg(updated, i, expr(f"[{hook}] + list({code(arg.value).strip()})"))
+
+
+class TF1Hooks(RuleTransform):
+    def leave_Call(self, original, updated):
+        q = self.q(updated.func)
+        size, rank0 = self.ctx.size, self.ctx.rank0
+        if q in _HOOK_CALLS:
+            if "BroadcastGlobalVariablesHook" not in code(updated):
+                updated = _add_hook(self, original, updated, "hooks", None)
+            found = find_arg(updated, "checkpoint_dir", 0)
+            if found and rank0 not in code(found[1].value):
+                self.note(original, "checkpoints written by rank 0 only")
+                updated = replace_arg(updated, found[0], expr(
+                    f"{code(found[1].value).strip()} if {rank0} else None"))
+            return updated
+        if q in T.STOP_HOOKS:
+            found = find_arg(updated, T.STOP_HOOKS[q], 0)
+            if found and size not in code(found[1].value):
+                self.note(original, f"stop step divided by {size}")
+                return replace_arg(updated, found[0], floordiv(found[1].value, size))
+            return updated
+        # Estimators: model_dir only on rank 0; train() gets the hook and fewer steps.
+        if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")):
+            found = find_arg(updated, "model_dir", None)
+            if found and rank0 not in code(found[1].value):
+                self.note(original, "model_dir (checkpoints, summaries) used by rank 0 only")
+                return replace_arg(updated, found[0], expr(
+                    f"{code(found[1].value).strip()} if {rank0} else None"))
+            return updated
+        if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "train" and (
+                dotted(updated.func.value) in self.a.estimator_names
+                or find_arg(updated, "input_fn", None)):
+            if "BroadcastGlobalVariablesHook" not in code(updated):
+                updated = _add_hook(self, original, updated, "hooks", 1)
+            for kw in ("steps", "max_steps"):
+                found = find_arg(updated, kw, 2 if kw == "steps" else None)
+                if found and size not in code(found[1].value):
+                    self.note(original, f"{kw} divided by {size}")
+                    updated = replace_arg(updated, found[0], floordiv(found[1].value, size))
+        return updated
+
+
+class SessionBroadcast(StatementRule):
+    """Plain tf.compat.v1.Session: broadcast right after the variables are initialised."""
+
+    def after(self, original, stmt, following):
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return []
+        value = getattr(stmt.body[0], "value", None)
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "run" and "global_variables_initializer" in code(value)):
+            return []
+        if following is not None and "broadcast_global_variables" in code(following):
+            return []
+        sess = code(value.func.value).strip()
+        self.note(original, "rank 0's initial variables broadcast to all workers after initialisation")
+        return statements(f"{sess}.run({self.ctx.hvd}.broadcast_global_variables(0))\n")

@@ -1,0 +1,469 @@
+"""The job engine: submission, a bounded pool with per-owner limits, following running jobs,
+publishing events to subscribers, and reconciling with reality when it starts.
+
+Several engines may share one state database (a long-running ``tfdesk serve`` and one-shot
+``tfdesk`` commands): claiming a job and every state change are single transactions, so a job
+is started once and finished once whichever engine sees it first.
+"""
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import re
+import secrets
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from runners.kinds import JobKind, RunnerEnv, get_kind
+from runners.local import LocalBackend, collect_artifacts, paths
+from runners.metrics import MetricReader, read_csv_log
+from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, SUCCEEDED,
+                            TERMINAL, Event, Job, JobError)
+from runners.store import JobStore
+
+log = logging.getLogger(__name__)
+BACKENDS = ("local", "kubernetes")
+ERROR_LINE = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>)?:?\s?)?(\w+(?:Error|Exception|Exit)\b.*)$")
+
+
+@dataclass
+class EngineConfig:
+    state_path: Path
+    jobs_dir: Path
+    runner_python: Path
+    local_workers: int = 2          # local jobs running at once (the bounded pool)
+    per_owner: int = 2              # running jobs per owner, local and cluster together
+    kubernetes: dict[str, Any] = field(default_factory=dict)  # the [kubernetes] config section
+    kubernetes_workers: int = 50    # cluster jobs tfdesk keeps in flight
+    grace_s: float = 10.0           # SIGTERM -> SIGKILL on cancel and timeout
+    follow: bool = True             # follow running jobs in threads (live metrics, auto-finish)
+    poll_s: float = 0.2             # how often a local job's log is read while it runs
+    schedule_s: float = 2.0         # how often queued jobs are re-checked (work of other engines)
+
+
+Subscriber = Callable[[Event], None]
+
+
+class Engine:
+    def __init__(self, config: EngineConfig):
+        self.config = config
+        self.store = JobStore(config.state_path)
+        self.jobs_dir = Path(config.jobs_dir)
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.env = RunnerEnv(Path(config.runner_python))
+        self.local = LocalBackend(grace_s=config.grace_s)
+        self._k8s = None
+        self._subs: dict[int, tuple[Subscriber, str | None]] = {}
+        self._sub_ids = itertools.count(1)
+        self._events: queue.Queue = queue.Queue()
+        self._readers: dict[str, MetricReader] = {}
+        self._followers: dict[str, threading.Thread] = {}
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(threading.Lock())
+        self._closed = threading.Event()
+        self._wake = threading.Event()
+        self._dispatcher = threading.Thread(target=self._dispatch, name="jobs-events", daemon=True)
+        self._dispatcher.start()
+        self.reconcile()
+        if config.follow:
+            threading.Thread(target=self._scheduler, name="jobs-scheduler", daemon=True).start()
+        self.schedule()
+
+    # -- public API ------------------------------------------------------------------------------
+    def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
+               reply_to: dict[str, Any] | None = None, backend: str = "local") -> Job:
+        if backend not in BACKENDS:
+            raise JobError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
+        k = get_kind(kind)
+        if backend == "kubernetes":
+            if k.k8s_manifests is None:
+                raise JobError(f"{kind} jobs run only locally")
+            self.kubernetes()  # fails now, clearly, when the cluster is not configured
+        # Prepare in a scratch directory first: bad input is refused before a job exists.
+        scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
+        try:
+            scratch.mkdir(parents=True)
+            stored = k.prepare(dict(spec), scratch, self.env)
+            job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
+                                        backend, self.jobs_dir)
+            scratch.rename(job.workdir)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        self._publish(ev)
+        self.schedule()
+        return self.store.get(job.id)
+
+    def dry_run(self, kind: str, spec: dict[str, Any], backend: str = "local") -> dict[str, Any]:
+        """What ``submit`` would run, without running it: the local command lines, or the
+        validated Kubernetes manifests as YAML."""
+        k = get_kind(kind)
+        scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
+        try:
+            scratch.mkdir(parents=True)
+            stored = k.prepare(dict(spec), scratch, self.env)
+            if backend == "kubernetes":
+                if k.k8s_manifests is None:
+                    raise JobError(f"{kind} jobs run only locally")
+                plan = self.kubernetes().plan(k, "dry-run", stored, scratch)
+                import yaml
+                import json
+                manifests = json.loads(json.dumps(plan.manifests))  # no YAML anchors for shared parts
+                text = yaml.safe_dump_all(manifests, sort_keys=False)
+                return {"backend": backend, "spec": stored, "manifests": plan.manifests, "text": text}
+            procs = k.local_plan(stored, scratch, self.env).procs
+            import shlex
+            text = "\n".join(shlex.join(p.argv) for p in procs)
+            return {"backend": backend, "spec": stored, "commands": [p.argv for p in procs], "text": text}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def get(self, job_id: str) -> Job:
+        return self.store.get(job_id)
+
+    def list(self, states=None, owner: str | None = None, limit: int | None = None) -> list[Job]:
+        return self.store.list(states=states, owner=owner, limit=limit)
+
+    def events(self, job_id: str) -> list[Event]:
+        self.store.get(job_id)
+        return self.store.events(job_id)
+
+    def metrics(self, job_id: str) -> list[dict[str, Any]]:
+        return self.store.metrics(job_id)
+
+    def artifacts(self, job_id: str) -> list[dict[str, Any]]:
+        return self.store.artifacts(job_id)
+
+    def log_path(self, job_id: str) -> Path:
+        return paths(Path(self.store.get(job_id).workdir))["log"]
+
+    def read_log(self, job_id: str, tail: int | None = None) -> str:
+        job = self.store.get(job_id)
+        if job.backend == "kubernetes" and job.active:
+            self.kubernetes().catch_up(self, job)
+        try:
+            text = self.log_path(job_id).read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+        if tail:
+            text = "\n".join(text.splitlines()[-tail:]) + ("\n" if text else "")
+        return text
+
+    def subscribe(self, callback: Subscriber, job_id: str | None = None) -> int:
+        """Call ``callback(event)`` for every event (or one job's), on the engine's event
+        thread, in order. Events: state, metric, log (a line of output), info, warning, error,
+        artifact. Returns a token for :meth:`unsubscribe`."""
+        token = next(self._sub_ids)
+        self._subs[token] = (callback, job_id)
+        return token
+
+    def unsubscribe(self, token: int) -> None:
+        self._subs.pop(token, None)
+
+    def cancel(self, job_id: str, wait: float | None = None) -> Job:
+        job = self.store.get(job_id)
+        if job.state in TERMINAL:
+            raise JobError(f"job {job_id} already {job.state}; there is nothing to cancel")
+        self.store.request_cancel(job_id)
+        if job.state == QUEUED:
+            ev = self.store.transition(job_id, CANCELLED, "cancelled before it started", strict=False)
+            if ev:
+                self._publish(ev)
+                return self.store.get(job_id)
+            job = self.store.get(job_id)  # it started meanwhile: cancel the running job
+        self._publish(Event(job_id, "info", "cancel requested", ts=time.time()))
+        if job.backend == "kubernetes":
+            self.kubernetes().cancel(self, job)
+        else:
+            self.local.cancel(job.handle)
+        if wait is None:
+            wait = self.config.grace_s + 5
+        return self.wait(job_id, timeout=wait) if wait else self.store.get(job_id)
+
+    def delete(self, job_id: str, force: bool = False) -> None:
+        job = self.store.get(job_id)
+        if job.active:
+            if not force:
+                raise JobError(f"job {job_id} is {job.state}; cancel it first or delete with --force")
+            job = self.cancel(job_id)
+            if job.active and job.backend == "local":
+                self.local.kill(job.handle)
+                self._catch_up(job)
+        if job.backend == "kubernetes":
+            self.kubernetes().delete(self, job)
+        shutil.rmtree(job.workdir, ignore_errors=True)
+        self.store.delete(job_id)
+        self._readers.pop(job_id, None)
+        self._publish(Event(job_id, "info", "deleted", {"deleted": True}, time.time()))
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """Block until the job is finished (or ``timeout``); woken by state events, not by
+        polling the database. Catches up by itself when no thread follows the job."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            job = self.store.get(job_id)
+            if job.state in TERMINAL:
+                return job
+            followed = job_id in self._followers and self._followers[job_id].is_alive()
+            if not followed and job.state == RUNNING:
+                if self._catch_up(job):
+                    continue
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return job
+            with self._changed:
+                self._changed.wait(min(left if left is not None else 1.0, 1.0 if not followed else 5.0))
+
+    def close(self) -> None:
+        """Stop following; running jobs keep running and are re-attached by the next engine."""
+        self._closed.set()
+        self._wake.set()
+        self._events.put(None)
+        for t in list(self._followers.values()):
+            t.join(timeout=2)
+        self._dispatcher.join(timeout=2)
+
+    # -- scheduling ------------------------------------------------------------------------------
+    def schedule(self) -> None:
+        if self._closed.is_set():
+            return
+        with self._lock:
+            for backend, limit in (("local", self.config.local_workers),
+                                   ("kubernetes", self.config.kubernetes_workers)):
+                while not self._closed.is_set():
+                    job = self.store.claim_next(backend, limit, self.config.per_owner)
+                    if job is None:
+                        break
+                    self._publish(job._claim_event)
+                    self._start(job)
+
+    def _scheduler(self) -> None:
+        while not self._closed.is_set():
+            self._wake.wait(self.config.schedule_s)
+            self._wake.clear()
+            try:
+                self.schedule()
+            except Exception:  # noqa: BLE001 - keep scheduling whatever one job did
+                log.exception("scheduling failed")
+
+    def _start(self, job: Job) -> None:
+        kind = get_kind(job.kind)
+        try:
+            if job.backend == "kubernetes":
+                handle = self.kubernetes().start(self, job, kind)
+            else:
+                plan = kind.local_plan(job.spec, Path(job.workdir), self.env)
+                handle = self.local.start(job.id, Path(job.workdir), plan, job.spec.get("timeout"))
+        except Exception as exc:  # noqa: BLE001 - a job that cannot start fails with the reason
+            reason = str(exc) if getattr(exc, "user_facing", False) else f"{type(exc).__name__}: {exc}"
+            self._finish(job, FAILED, f"could not start: {reason}")
+            return
+        self.store.update_handle(job.id, **handle)
+        ev = self.store.transition(job.id, RUNNING, data={"handle": handle}, strict=False)
+        if ev:
+            self._publish(ev)
+        if self.store.get(job.id).cancel_requested:  # cancelled while starting
+            self.cancel(job.id, wait=0)
+        self._follow(job.id)
+
+    def _follow(self, job_id: str) -> None:
+        if not self.config.follow or self._closed.is_set():
+            return
+        with self._lock:
+            t = self._followers.get(job_id)
+            if t is not None and t.is_alive():
+                return
+            t = threading.Thread(target=self._follow_loop, args=(job_id,), daemon=True,
+                                 name=f"job-{job_id}")
+            self._followers[job_id] = t
+            t.start()
+
+    def _follow_loop(self, job_id: str) -> None:
+        try:
+            job = self.store.get(job_id)
+            if job.backend == "kubernetes":
+                self.kubernetes().follow(self, job, self._closed)
+                return
+            while not self._closed.is_set():
+                job = self.store.get(job_id)
+                if job.state in TERMINAL or self._catch_up(job):
+                    break
+                self.local.wait_a_little(job_id, self.config.poll_s)
+        except Exception:  # noqa: BLE001
+            log.exception("following job %s failed", job_id)
+        finally:
+            self._followers.pop(job_id, None)
+            self._wake.set()
+
+    # -- reconcile -------------------------------------------------------------------------------
+    def reconcile(self) -> None:
+        """Look at every job that was starting or running when tfdesk last stopped."""
+        for job in self.store.list(states=[STARTING, RUNNING]):
+            try:
+                if job.backend == "kubernetes":
+                    if job.state == STARTING and not job.handle and time.time() - (job.started_at or 0) > 60:
+                        self._finish(job, LOST, "tfdesk stopped while creating its cluster objects")
+                        continue
+                    self._publish(Event(job.id, "info", "re-attached to the cluster job", ts=time.time()))
+                    if not self.kubernetes().catch_up(self, job):
+                        self._follow(job.id)
+                    continue
+                if job.state == STARTING and not job.handle.get("pid"):
+                    if time.time() - (job.started_at or 0) > 30:
+                        self._finish(job, LOST, "tfdesk stopped before the job's process started")
+                    continue
+                if not self._catch_up(job):
+                    self._follow(job.id)
+            except JobError as exc:
+                self._publish(Event(job.id, "error", str(exc), ts=time.time()))
+
+    # -- following one local job -----------------------------------------------------------------
+    def _catch_up(self, job: Job) -> bool:
+        """Read what is new in a local job's log; finish it when its supervisor has. True when
+        the job is finished."""
+        if job.backend == "kubernetes":
+            return self.kubernetes().catch_up(self, job)
+        workdir = Path(job.workdir)
+        record = self.local.exit_record(workdir)  # read before the log: the log is then complete
+        alive = self.local.alive(job.handle) if record is None else False
+        self.ingest_log(job, paths(workdir)["log"])
+        if record is not None:
+            self._finish_local(job, record)
+            return True
+        if not alive:
+            record = self.local.exit_record(workdir)  # it may have finished just now
+            if record is not None:
+                self.ingest_log(job, paths(workdir)["log"])
+                self._finish_local(job, record)
+            elif job.cancel_requested:
+                self._finish(job, CANCELLED, "cancelled (its processes were stopped)")
+            else:
+                self._finish(job, LOST, f"its process (pid {job.handle.get('pid')}) is gone and left "
+                                        "no exit record: tfdesk or the machine stopped while it ran")
+            return True
+        return False
+
+    def ingest_log(self, job: Job, path: Path) -> None:
+        """Parse new complete lines of a job's log into metrics (stored once) and log events."""
+        reader = self._readers.get(job.id)
+        offset = self.store.log_offset(job.id)
+        start = offset
+        if reader is None:  # a new engine replays the log to rebuild the reader's state
+            reader = self._readers[job.id] = get_kind(job.kind).metric_reader()
+            start = 0
+        try:
+            with open(path, "rb") as f:
+                f.seek(start)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            return
+        pos = start
+        for raw in data[:end].splitlines(keepends=True):
+            line = raw.decode("utf-8", errors="replace")
+            replay = pos < offset
+            pos += len(raw)
+            got = reader.feed(line)
+            if got and self.store.add_metrics(job.id, got[0], got[1]):
+                self._publish(Event(job.id, "metric", "", {"epoch": got[0], **got[1],
+                                                           "epochs": reader.total_epochs},
+                                    time.time()))
+            if not replay and self._subs:
+                self._publish(Event(job.id, "log", line.rstrip("\n"), ts=time.time()))
+        self.store.set_log_offset(job.id, start + end)
+
+    def _finish_local(self, job: Job, record: dict[str, Any]) -> None:
+        workdir = Path(job.workdir)
+        job = self.store.get(job.id)
+        rc, why = record.get("returncode"), record.get("reason")
+        if job.cancel_requested or why == "cancelled":
+            state, reason = CANCELLED, "cancelled by request"
+        elif why == "timeout":
+            state, reason = FAILED, f"timed out after {job.spec.get('timeout'):g}s (wall clock)"
+        elif rc == 0:
+            state, reason = SUCCEEDED, ""
+        else:
+            last = self._last_error(paths(workdir)["log"])
+            prefix = "a worker failed" if why == "worker-failed" else f"exit status {rc}"
+            state, reason = FAILED, prefix + (f": {last}" if last else "")
+        self.collect(job)
+        self._finish(job, state, reason, {"returncode": rc})
+
+    def collect(self, job: Job, workdir: Path | None = None) -> None:
+        """Artifacts and CSVLogger metrics from the job's directory."""
+        workdir = Path(workdir or job.workdir)
+        kind: JobKind = get_kind(job.kind)
+        if not workdir.is_dir():
+            return
+        arts = (kind.collect_artifacts or collect_artifacts)(workdir)
+        self.store.set_artifacts(job.id, arts)
+        for a in arts:
+            if a["kind"] == "metrics" and a["path"].endswith(".csv"):
+                for epoch, values in read_csv_log(workdir / a["path"]):
+                    if self.store.add_metrics(job.id, epoch, values):
+                        self._publish(Event(job.id, "metric", "", {"epoch": epoch, **values}, time.time()))
+        if arts:
+            self._publish(self.store.append_event(Event(
+                job.id, "artifact", f"{len(arts)} artifact(s)", {"artifacts": arts})))
+
+    @staticmethod
+    def _last_error(log_path: Path) -> str:
+        try:
+            lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+        except OSError:
+            return ""
+        for line in reversed(lines):
+            m = ERROR_LINE.match(line.strip())
+            if m:
+                return m.group(1)[:300]
+        tail = [line for line in lines if line.strip()]
+        return tail[-1].strip()[:300] if tail else ""
+
+    def _finish(self, job: Job, state: str, reason: str, data: dict | None = None) -> None:
+        ev = self.store.transition(job.id, state, reason, data, strict=False)
+        if ev:
+            self._publish(ev)
+        self._readers.pop(job.id, None)
+        self._wake.set()
+
+    # -- events ----------------------------------------------------------------------------------
+    def _publish(self, ev: Event) -> None:
+        self._events.put(ev)
+        if ev.type == "state":
+            with self._changed:
+                self._changed.notify_all()
+
+    def _dispatch(self) -> None:
+        while True:
+            ev = self._events.get()
+            if ev is None:
+                return
+            for token, (cb, job_id) in list(self._subs.items()):
+                if job_id is not None and job_id != ev.job_id:
+                    continue
+                try:
+                    cb(ev)
+                except Exception:  # noqa: BLE001 - one bad subscriber must not stop the others
+                    log.exception("job event subscriber %s failed", token)
+
+    # -- kubernetes ------------------------------------------------------------------------------
+    def kubernetes(self):
+        if self._k8s is None:
+            from runners.kubernetes.backend import KubernetesBackend
+            self._k8s = KubernetesBackend(self.config.kubernetes)
+        return self._k8s
+
+
+def default_runner_python(repo_root: Path | None = None) -> Path:
+    root = repo_root or Path(__file__).resolve().parents[1]
+    return root / ".venv-runner" / "bin" / "python"
+
+
+__all__ = ["Engine", "EngineConfig", "default_runner_python"]

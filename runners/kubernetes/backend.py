@@ -1,0 +1,285 @@
+"""Creating, following, cancelling and deleting tfdesk jobs on a cluster through the official
+``kubernetes`` client (watch API for status, pod logs for the launcher's output)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from runners.kinds import JobKind, K8sPlan
+from runners.kubernetes.schema import validate
+from runners.local import paths
+from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, Event, Job, JobError
+
+# Where each kind of object lives in the API, and how its status maps onto job states.
+RESOURCES = {
+    "MPIJob": {"group": "kubeflow.org", "version": "v2beta1", "plural": "mpijobs"},
+    "Job": {"group": "batch", "version": "v1", "plural": "jobs"},
+}
+# (kind, condition type with status True) -> tfdesk state; checked in this order.
+CONDITION_STATES = [
+    ("MPIJob", "Succeeded", SUCCEEDED), ("MPIJob", "Failed", FAILED),
+    ("Job", "Complete", SUCCEEDED), ("Job", "Failed", FAILED),
+]
+RETRYABLE = {429, 500, 502, 503, 504}
+
+
+class ClusterError(JobError):
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+def explain(exc: Exception, what: str, settings: dict) -> ClusterError:
+    """A sentence a person can act on, for every way the API can say no."""
+    from kubernetes.client.exceptions import ApiException
+    ns = settings.get("namespace", "default")
+    if isinstance(exc, ApiException):
+        detail = ""
+        try:
+            import json
+            detail = json.loads(exc.body or "{}").get("message", "")
+        except ValueError:
+            detail = (exc.body or "")[:200]
+        status = exc.status
+        if status == 401:
+            msg = f"the cluster did not accept tfdesk's credentials (401) while trying to {what}"
+        elif status == 403:
+            msg = (f"the cluster refused (403 Forbidden) to {what} in namespace {ns}: tfdesk's "
+                   f"service account lacks RBAC permission; see 'RBAC' in the running-jobs guide")
+        elif status == 404 and "mpijob" in what.lower():
+            msg = (f"could not {what}: the MPIJob resource (kubeflow.org/v2beta1) is not installed "
+                   f"on this cluster (404); install the mpi-operator")
+        elif status == 404:
+            msg = f"could not {what}: not found (404)"
+        elif status == 409:
+            msg = f"could not {what}: an object with that name already exists (409 conflict)"
+        elif status == 422:
+            msg = f"the cluster rejected the manifest (422) when trying to {what}"
+        else:
+            msg = f"the Kubernetes API failed ({status}) while trying to {what}"
+        return ClusterError(msg + (f": {detail}" if detail else ""), status)
+    host = settings.get("api_url") or "the configured cluster"
+    return ClusterError(f"cannot reach the Kubernetes API at {host} to {what}: "
+                        f"{type(exc).__name__}: {str(exc)[:200]}")
+
+
+class KubernetesBackend:
+    name = "kubernetes"
+
+    def __init__(self, settings: dict[str, Any]):
+        if not (settings.get("api_url") or settings.get("kubeconfig") or settings.get("in_cluster")):
+            raise JobError("Kubernetes is not configured: set api_url (or kubeconfig, or "
+                           "in_cluster = true) under [kubernetes] in tfdesk.toml")
+        from kubernetes import client, config as kconfig
+        self.settings = settings
+        self.namespace = settings.get("namespace", "default")
+        self.retries = int(settings.get("retries", 3))
+        cfg = client.Configuration()
+        if settings.get("in_cluster"):
+            kconfig.load_incluster_config(client_configuration=cfg)
+        elif settings.get("kubeconfig"):
+            kconfig.load_kube_config(config_file=str(Path(settings["kubeconfig"]).expanduser()),
+                                     context=settings.get("context"), client_configuration=cfg)
+        if settings.get("api_url"):
+            cfg.host = settings["api_url"].rstrip("/")
+        if settings.get("token"):
+            cfg.api_key = {"authorization": "Bearer " + settings["token"]}
+        cfg.verify_ssl = bool(settings.get("verify_ssl", True))
+        cfg.retries = 0  # tfdesk retries itself, with messages; urllib3's silent retries hide outages
+        self.api = client.ApiClient(cfg)
+        self.core = client.CoreV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+        self.request_timeout = float(settings.get("request_timeout", 10))
+
+    # -- calls with retries -------------------------------------------------------------------
+    def _call(self, what: str, fn, *args, **kwargs):
+        from kubernetes.client.exceptions import ApiException
+        delay = 0.2
+        for attempt in range(self.retries + 1):
+            try:
+                return fn(*args, _request_timeout=self.request_timeout, **kwargs)
+            except ApiException as exc:
+                if exc.status not in RETRYABLE or attempt == self.retries:
+                    raise explain(exc, what, self.settings) from None
+            except Exception as exc:  # noqa: BLE001 - connection refused, DNS, TLS, timeouts
+                if attempt == self.retries:
+                    raise explain(exc, what, self.settings) from None
+            time.sleep(delay)
+            delay *= 2
+
+    def plan(self, kind: JobKind, job_id: str, spec: dict, workdir: Path) -> K8sPlan:
+        plan = kind.k8s_manifests(job_id, spec, Path(workdir), self.settings)
+        for m in plan.manifests:
+            validate(m)
+        return plan
+
+    def _create(self, m: dict) -> None:
+        name = m["metadata"]["name"]
+        if m["kind"] == "ConfigMap":
+            self._call(f"create ConfigMap {name}", self.core.create_namespaced_config_map,
+                       self.namespace, m)
+        else:
+            r = RESOURCES[m["kind"]]
+            self._call(f"create {m['kind']} {name}", self.custom.create_namespaced_custom_object,
+                       r["group"], r["version"], self.namespace, r["plural"], m)
+
+    def start(self, engine, job: Job, kind: JobKind) -> dict[str, Any]:
+        plan = self.plan(kind, job.id, job.spec, Path(job.workdir))
+        created = []
+        try:
+            for m in plan.manifests:
+                self._create(m)
+                created.append([m["kind"], m["metadata"]["name"]])
+        except ClusterError:
+            for k, n in created:  # leave nothing half-made behind
+                self._delete_object(k, n, quiet=True)
+            raise
+        engine._publish(engine.store.append_event(Event(
+            job.id, "info", f"created {', '.join(f'{k}/{n}' for k, n in created)} in {self.namespace}",
+            {"objects": created})))
+        return {"namespace": self.namespace, "kind": plan.main["kind"],
+                "name": plan.main["metadata"]["name"], "objects": created,
+                "log_selector": plan.log_selector}
+
+    # -- status ------------------------------------------------------------------------------
+    def _get(self, job: Job) -> dict | None:
+        from kubernetes.client.exceptions import ApiException
+        h = job.handle
+        r = RESOURCES[h["kind"]]
+        try:
+            return self.custom.get_namespaced_custom_object(
+                r["group"], r["version"], h.get("namespace", self.namespace), r["plural"], h["name"],
+                _request_timeout=self.request_timeout)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise explain(exc, f"read {h['kind']} {h['name']}", self.settings) from None
+        except Exception as exc:  # noqa: BLE001
+            raise explain(exc, f"read {h['kind']} {h['name']}", self.settings) from None
+
+    @staticmethod
+    def state_of(kind: str, obj: dict) -> tuple[str | None, str, str]:
+        """(final state or None, reason, cluster phase) from an object's status."""
+        conds = [c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
+        types = {c["type"]: c for c in conds}
+        for k, ctype, state in CONDITION_STATES:
+            if k == kind and ctype in types:
+                c = types[ctype]
+                return state, c.get("message") or c.get("reason") or "", ctype
+        phase = conds[-1]["type"] if conds else "Pending"
+        if kind == "Job" and (obj.get("status") or {}).get("active"):
+            phase = "Running"
+        return None, "", phase
+
+    def _observe(self, engine, job: Job, obj: dict | None) -> bool:
+        job = engine.store.get(job.id)
+        if job.state not in ("running", "starting"):
+            return True
+        if obj is None:
+            if job.cancel_requested:
+                engine._finish(job, CANCELLED, "cancelled by request")
+            else:
+                engine._finish(job, LOST, f"its {job.handle['kind']} {job.handle['name']} is gone "
+                                          "from the cluster (deleted outside tfdesk?)")
+            return True
+        state, reason, phase = self.state_of(job.handle["kind"], obj)
+        if phase != job.handle.get("phase"):
+            engine.store.update_handle(job.id, phase=phase)
+            engine._publish(engine.store.append_event(Event(job.id, "info", f"cluster: {phase}",
+                                                            {"phase": phase})))
+        if phase in ("Running", "Succeeded", "Failed", "Complete") or state:
+            self.fetch_logs(engine, job)
+        if state:
+            engine.collect(job)
+            engine._finish(job, state, reason if state != SUCCEEDED else "")
+            return True
+        return False
+
+    def catch_up(self, engine, job: Job) -> bool:
+        return self._observe(engine, job, self._get(job))
+
+    def fetch_logs(self, engine, job: Job) -> None:
+        """Copy the launcher's (or the Job pod's) log into the job's log file and parse it."""
+        from kubernetes.client.exceptions import ApiException
+        try:
+            pods = self.core.list_namespaced_pod(job.handle.get("namespace", self.namespace),
+                                                 label_selector=job.handle["log_selector"],
+                                                 _request_timeout=self.request_timeout).items
+            if not pods:
+                return
+            pod = sorted(pods, key=lambda p: p.metadata.name)[-1]
+            text = self.core.read_namespaced_pod_log(pod.metadata.name, pod.metadata.namespace or self.namespace,
+                                                     _request_timeout=self.request_timeout)
+        except (ApiException, Exception):  # noqa: BLE001 - logs are best effort while it runs
+            return
+        log_path = paths(Path(job.workdir))["log"]
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        # The API returns the whole log each time; write it whole, and the reader continues
+        # from its stored offset (it only grows while the pod lives).
+        tmp = log_path.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(log_path)
+        engine.ingest_log(job, log_path)
+
+    def follow(self, engine, job: Job, closed) -> None:
+        """Watch the main object until the job ends; API trouble becomes warning events and
+        the watch starts again (the job is never dropped because the API hiccuped)."""
+        from kubernetes import watch
+        h = job.handle
+        r = RESOURCES[h["kind"]]
+        backoff, warned = 0.5, False
+        while not closed.is_set():
+            w = watch.Watch()
+            try:
+                for ev in w.stream(self.custom.list_namespaced_custom_object, r["group"], r["version"],
+                                   h.get("namespace", self.namespace), r["plural"],
+                                   field_selector=f"metadata.name={h['name']}",
+                                   timeout_seconds=int(self.settings.get("watch_timeout", 5))):
+                    obj = ev["object"] if ev["type"] != "DELETED" else None
+                    if self._observe(engine, job, obj) or closed.is_set():
+                        w.stop()
+                        return
+                backoff, warned = 0.5, False
+                # The watch window ended: look once directly (catches deletion and log growth).
+                if self.catch_up(engine, job):
+                    return
+            except Exception as exc:  # noqa: BLE001
+                err = exc if isinstance(exc, ClusterError) else explain(exc, f"watch {h['kind']} {h['name']}", self.settings)
+                if not warned:
+                    engine._publish(engine.store.append_event(Event(job.id, "warning", f"{err}; retrying")))
+                    warned = True
+                closed.wait(backoff)
+                backoff = min(backoff * 2, 10)
+
+    # -- cancel and delete -----------------------------------------------------------------------
+    def _delete_object(self, kind: str, name: str, quiet: bool = False) -> None:
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+        body = client.V1DeleteOptions(propagation_policy="Foreground")
+        try:
+            if kind == "ConfigMap":
+                self.core.delete_namespaced_config_map(name, self.namespace, body=body,
+                                                       _request_timeout=self.request_timeout)
+            else:
+                r = RESOURCES[kind]
+                self.custom.delete_namespaced_custom_object(r["group"], r["version"], self.namespace,
+                                                            r["plural"], name, body=body,
+                                                            _request_timeout=self.request_timeout)
+        except ApiException as exc:
+            if exc.status != 404 and not quiet:
+                raise explain(exc, f"delete {kind} {name}", self.settings) from None
+        except Exception as exc:  # noqa: BLE001
+            if not quiet:
+                raise explain(exc, f"delete {kind} {name}", self.settings) from None
+
+    def cancel(self, engine, job: Job) -> None:
+        objects = job.handle.get("objects") or []
+        for kind, name in reversed(objects):
+            self._delete_object(kind, name)
+        engine._finish(job, CANCELLED, "cancelled by request; cluster objects deleted (foreground)")
+
+    def delete(self, engine, job: Job) -> None:
+        for kind, name in reversed(job.handle.get("objects") or []):
+            self._delete_object(kind, name)

@@ -1,0 +1,126 @@
+"""The command layer: one parser for every face, replies instead of exits, --json everywhere."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import load_config
+from bot.context import Context
+from bot.dispatch import run_line
+from bot.parser import UsageError, parse
+from bot.registry import COMMANDS
+from knowledge_base.builder import build_kb
+from tests.kbdata import history_releases
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def home(tmp_path):
+    build_kb(history_releases(), tmp_path / "kb.sqlite")
+    return tmp_path
+
+
+@pytest.fixture
+def ctx(home):
+    return Context(load_config({"TFDESK_HOME": str(home)}))
+
+
+def test_every_command_takes_json():
+    from bot.parser import command_help
+    for name in COMMANDS:
+        assert "--json" in command_help(name), name
+    assert parse("ask softmax --json").json
+
+
+def test_slack_text_and_argv_parse_the_same():
+    assert parse('ask "pad a tensor" --limit 3') == parse(["ask", "pad a tensor", "--limit", "3"])
+
+
+def test_usage_error_carries_the_subcommands_help():
+    with pytest.raises(UsageError) as e:
+        parse("ask --limit many softmax")
+    assert "usage:" in e.value.usage and "ask" in e.value.usage
+    with pytest.raises(UsageError):
+        parse('ask "unbalanced')
+
+
+def test_group_without_subcommand_is_a_usage_error(ctx):
+    cmd, reply = run_line(ctx, "kb")
+    assert cmd is None and not reply.ok and reply.status == 2 and "sub-command" in reply.text
+
+
+def test_ask_reply_has_text_and_data(ctx):
+    cmd, reply = run_line(ctx, "ask tf.nn.softmx --json")
+    assert cmd.json and reply.ok
+    assert reply.data["results"][0]["name"] == "tf.nn.softmax"
+    assert reply.data["results"][0]["url"].endswith("api/tf.nn/#tf.nn.softmax")
+    assert "tf.nn.softmax(logits, axis=-1, name=None)" in reply.text
+
+
+def test_ask_in_older_release_shows_that_signature(ctx):
+    _, reply = run_line(ctx, "ask tf.nn.softmax --version 2.14")
+    assert "axis=None" in reply.text
+    _, reply = run_line(ctx, "ask tf.nn.relu --version 2.14 --json")
+    assert all(r["name"] != "tf.nn.relu" for r in reply.data["results"])
+
+
+@pytest.mark.parametrize("query", ['"', "*", "NEAR", "-", "AND", "a AND OR b", "x" * 10_000,
+                                   "tf.nn.\udcff\udcfe", "(", "'; DROP TABLE symbols; --", "..."])
+def test_hostile_queries_never_raise(ctx, query):
+    _, reply = run_line(ctx, ["ask", query])
+    assert reply.ok, reply.text
+
+
+def test_unknown_symbol_offers_nearest_names(ctx):
+    _, reply = run_line(ctx, "history tf.nn.softmaxx_zzz_qq")
+    assert not reply.ok and "nearest names" in reply.text
+
+
+def test_unknown_release_is_clear(ctx):
+    _, reply = run_line(ctx, "diff 2.14 9.9")
+    assert not reply.ok and "unknown release '9.9'" in reply.text
+
+
+def test_missing_kb_says_how_to_get_one(tmp_path):
+    ctx = Context(load_config({"TFDESK_HOME": str(tmp_path)}))
+    _, reply = run_line(ctx, "ask softmax")
+    assert not reply.ok and "tfdesk kb load" in reply.text
+
+
+def test_config_file_and_env(tmp_path):
+    (tmp_path / "tfdesk.toml").write_text('[site]\nurl = "https://docs.example/tf"\n[kb]\npath = "x.sqlite"\n')
+    cfg = load_config({"TFDESK_HOME": str(tmp_path)})
+    assert cfg.site_url == "https://docs.example/tf/" and cfg.kb_path == tmp_path / "x.sqlite"
+    cfg = load_config({"TFDESK_HOME": str(tmp_path), "TFDESK_SITE_URL": "http://h/"})
+    assert cfg.site_url == "http://h/"
+    (tmp_path / "tfdesk.toml").write_text("[site\n")
+    from bot.config import ConfigError
+    with pytest.raises(ConfigError, match="tfdesk.toml"):
+        load_config({"TFDESK_HOME": str(tmp_path)})
+
+
+def _cli(home, *args, stdin=None):
+    env = {**os.environ, "TFDESK_HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=REPO, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_exit_codes_and_json(home):
+    r = _cli(home, "history", "tf.estimator.Estimator", "--json")
+    assert r.returncode == 0
+    data = json.loads(r.stdout)
+    assert [e["kind"] for e in data["events"]] == ["added", "deprecated", "removed"]
+    assert _cli(home, "history", "tf.no_such_thing_at_all").returncode == 1
+    assert _cli(home, "frobnicate").returncode == 2
+
+
+def test_console_runs_the_same_commands(home):
+    r = _cli(home, stdin="ask tf.pad\n/tf history tf.nn.softmax\nbogus\nquit\n")
+    assert r.returncode == 0
+    assert "tf.pad(tensor, paddings" in r.stdout
+    assert "signature changed: default of `axis` None → -1" in r.stdout
+    assert "invalid choice: 'bogus'" in r.stdout

@@ -1,0 +1,240 @@
+"""Each rule on small snippets: what it writes, what it reports, and that it is idempotent."""
+import textwrap
+
+import pytest
+
+from converters.script import ConversionError, convert
+
+
+def conv(src, target="horovod"):
+    result = convert(textwrap.dedent(src), target)
+    again = convert(result.code, target)
+    assert not again.changed, f"not idempotent:\n{again.diff}"
+    compile(result.code, "converted.py", "exec")  # always valid Python
+    return result
+
+
+def rules(result):
+    return {f.rule_id for f in result.findings}
+
+
+FIT = """\
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer={opt}, loss="mse")
+model.fit(x, y, epochs=2{extra})
+"""
+
+
+def test_string_optimizer_becomes_scaled_wrapped_class():
+    r = conv(FIT.format(opt='"adam"', extra=""))
+    assert ("hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size()))"
+            in r.code)
+    assert "'adam' replaced" in r.report
+
+
+def test_callbacks_first_and_verbose_rank0():
+    r = conv(FIT.format(opt='"sgd"', extra=", callbacks=[early], verbose=2"))
+    assert ("callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), "
+            "hvd.callbacks.MetricAverageCallback(), early]") in r.code
+    assert "verbose=2 if hvd.rank() == 0 else 0" in r.code
+
+
+def test_callbacks_given_as_a_name():
+    r = conv(FIT.format(opt='"sgd"', extra=", callbacks=cbs"))
+    assert "callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()] + cbs" in r.code
+
+
+def test_steps_per_epoch_divided():
+    r = conv(FIT.format(opt='"sgd"', extra=", steps_per_epoch=500, validation_steps=n"))
+    assert "steps_per_epoch=max(1, 500 // hvd.size())" in r.code
+    assert "validation_steps=max(1, n // hvd.size())" in r.code
+
+
+@pytest.mark.parametrize("ctor, expected", [
+    ("tf.keras.optimizers.Adam(0.01)", "tf.keras.optimizers.Adam(0.01 * hvd.size())"),
+    ("tf.keras.optimizers.SGD(learning_rate=args.lr)", "learning_rate=args.lr * hvd.size()"),
+    ("tf.keras.optimizers.SGD(lr=base + 1)", "lr=(base + 1) * hvd.size()"),
+    ("tf.keras.optimizers.RMSprop()", "RMSprop(learning_rate=0.001 * hvd.size())"),
+    ("tf.optimizers.Adam(flags.FLAGS.learning_rate)", "Adam(flags.FLAGS.learning_rate * hvd.size())"),
+])
+def test_learning_rate_scaling(ctor, expected):
+    r = conv(FIT.format(opt=ctor, extra=""))
+    assert expected in r.code
+    assert "HVD010" in rules(r)
+
+
+def test_schedule_scaled_not_the_optimizer():
+    r = conv("""\
+        import tensorflow as tf
+        sched = tf.keras.optimizers.schedules.PiecewiseConstantDecay([10], [0.1, 0.01])
+        model = tf.keras.Sequential()
+        model.compile(optimizer=tf.keras.optimizers.SGD(sched), loss="mse")
+        model.fit(x, y)
+        """)
+    assert "[v * hvd.size() for v in [0.1, 0.01]]" in r.code
+    assert "SGD(sched)" in r.code
+
+
+def test_file_callbacks_rank0_and_assigned_callback():
+    r = conv("""\
+        import tensorflow as tf
+        ckpt = tf.keras.callbacks.ModelCheckpoint("ck")
+        cbs = [tf.keras.callbacks.EarlyStopping(), ckpt]
+        cbs.append(tf.keras.callbacks.TensorBoard("logs"))
+        model = tf.keras.Sequential()
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, y, callbacks=cbs)
+        """)
+    assert "cbs = [tf.keras.callbacks.EarlyStopping()] + ([ckpt] if hvd.rank() == 0 else [])" in r.code
+    assert "if hvd.rank() == 0:\n    cbs.append(tf.keras.callbacks.TensorBoard(\"logs\"))" in r.code
+
+
+def test_saves_rank0_but_not_numpy():
+    r = conv("""\
+        import numpy as np
+        import tensorflow as tf
+        model = tf.keras.Sequential()
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, y)
+        # keep the model
+        model.save("m.keras")
+        np.save("x.npy", x)
+        tf.saved_model.save(model, "sm")
+        """)
+    assert "# keep the model\nif hvd.rank() == 0:\n    model.save(\"m.keras\")" in r.code
+    assert "\nnp.save(\"x.npy\", x)" in r.code
+    assert "if hvd.rank() == 0:\n    tf.saved_model.save(model, \"sm\")" in r.code
+
+
+def test_dataset_sharded_once():
+    r = conv("""\
+        import tensorflow as tf
+        ds = tf.data.Dataset.from_tensor_slices(x).batch(8)
+        model = tf.keras.Sequential()
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(ds, steps_per_epoch=10)
+        """)
+    assert r.code.count(".shard(hvd.size(), hvd.rank())") == 1
+
+
+def test_imports_added_once_after_existing_imports_and_comments_kept():
+    r = conv("""\
+        \"\"\"Doc.\"\"\"
+        from __future__ import annotations
+        import tensorflow as tf  # the framework
+        # build
+        model = tf.keras.Sequential()  # tiny
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, y)
+        """)
+    assert r.code.count("import horovod.tensorflow.keras as hvd") == 1
+    assert r.code.index("import tensorflow as tf  # the framework") < r.code.index("import horovod")
+    assert "# build\nmodel = tf.keras.Sequential()  # tiny" in r.code
+    assert r.code.startswith('"""Doc."""\nfrom __future__ import annotations\n')
+
+
+def test_custom_loop_horovod():
+    r = conv("""\
+        import tensorflow as tf
+        opt = tf.keras.optimizers.Adam(1e-3)
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        """)
+    assert "import horovod.tensorflow as hvd" in r.code
+    assert "    tape = hvd.DistributedGradientTape(tape)\n    grads = tape.gradient" in r.code
+    assert "if opt.iterations == 1:\n        hvd.broadcast_variables(model.variables, root_rank=0)" in r.code
+    assert "DistributedOptimizer" not in r.code  # the tape averages; no double averaging
+    assert r.analysis.styles == ["custom_loop"]
+
+
+def test_tf1_monitored_session_hooks():
+    r = conv("""\
+        import tensorflow as tf
+        opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+        train_op = opt.minimize(loss)
+        hooks = [tf.compat.v1.train.StopAtStepHook(last_step=1000)]
+        with tf.compat.v1.train.MonitoredTrainingSession(checkpoint_dir="/ckpt", hooks=hooks) as sess:
+            while not sess.should_stop():
+                sess.run(train_op)
+        """)
+    assert "hvd.DistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1 * hvd.size()))" in r.code
+    assert "checkpoint_dir=\"/ckpt\" if hvd.rank() == 0 else None" in r.code
+    assert "hooks=[hvd.BroadcastGlobalVariablesHook(0)] + list(hooks)" in r.code
+    assert "last_step=max(1, 1000 // hvd.size())" in r.code
+
+
+def test_plain_session_broadcast_after_init():
+    r = conv("""\
+        import tensorflow.compat.v1 as tf
+        opt = tf.train.AdamOptimizer()
+        train = opt.minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train)
+        """)
+    assert ("sess.run(tf.global_variables_initializer())\n"
+            "    sess.run(hvd.broadcast_global_variables(0))") in r.code
+
+
+def test_keras3_refused_for_horovod_with_suggestion():
+    with pytest.raises(ConversionError) as exc:
+        convert("import keras\nx = keras.ops.ones((2,))\nm = keras.Sequential()\nm.fit(x, x)\n",
+                "horovod")
+    assert "Keras 3" in str(exc.value) and "--to tf-distribute" in str(exc.value)
+    assert exc.value.line == 2
+
+
+def test_standalone_keras_gets_runtime_check_and_warning():
+    r = conv("import keras\nm = keras.Sequential()\nm.compile(optimizer='adam')\nm.fit(x, y)\n")
+    assert 'if not keras.__version__.startswith("2."):' in r.code
+    assert any(f.rule_id == "HVD002" and f.severity == "warning" for f in r.findings)
+
+
+def test_no_training_is_reported_unchanged():
+    r = convert("import tensorflow as tf\nprint(tf.constant(1))\n", "horovod")
+    assert not r.changed and r.diff == ""
+    assert r.analysis.has_training is False
+    assert "no training found" in r.findings[0].message
+
+
+def test_tf_distribute_scope_batch_and_chief():
+    r = conv("""\
+        import tensorflow as tf
+        def build():
+            m = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            m.compile(optimizer="adam", loss="mse")
+            return m
+        model = build()
+        model.fit(x, y, batch_size=32, callbacks=[tf.keras.callbacks.TensorBoard(log_dir="logs")])
+        model.save("out")
+        """, "tf-distribute")
+    assert "strategy = tf.distribute.MultiWorkerMirroredStrategy()" in r.code
+    assert "with strategy.scope():\n    model = build()" in r.code
+    assert "batch_size=32 * strategy.num_replicas_in_sync" in r.code
+    assert 'TensorBoard(log_dir=_chief_path("logs"))' in r.code
+    assert 'model.save(_chief_path("out"))' in r.code
+    assert "verbose=1 if _is_chief() else 0" in r.code
+
+
+def test_tf_distribute_refuses_tf1_and_estimator():
+    with pytest.raises(ConversionError, match="--to horovod"):
+        convert("import tensorflow as tf\nwith tf.compat.v1.Session() as s:\n    s.run(op)\n",
+                "tf-distribute")
+
+
+def test_findings_point_at_original_lines():
+    src = FIT.format(opt="tf.keras.optimizers.Adam(0.01)", extra="")
+    r = convert(src, "horovod")
+    by_rule = {f.rule_id: f.line for f in r.findings}
+    assert by_rule["HVD010"] == 3 and by_rule["HVD011"] == 3  # the compile line
+    assert by_rule["HVD020"] == 4  # the fit line, though lines were inserted above it
+    d = r.to_dict()
+    assert d["changed"] is True and d["target"] == "horovod"
+    assert d["analysis"]["styles"] == ["keras_fit"]
+    assert {"rule_id", "line", "col", "severity", "message"} <= set(d["findings"][0])
