@@ -30,8 +30,14 @@ def engine_config(config):
 
 
 def get_engine(ctx):
-    from runners.engine import Engine
-    return ctx.cached("jobs.engine", lambda: Engine(engine_config(ctx.config)))
+    def make():
+        from bot.handlers.pipeline_engine import register_outputs_subscriber
+        from runners.engine import Engine
+        engine = Engine(engine_config(ctx.config))
+        # Every job that succeeds registers what it produced in the catalog.
+        register_outputs_subscriber(engine, ctx.config.state_path)
+        return engine
+    return ctx.cached("jobs.engine", make)
 
 
 def _age(ts):
