@@ -36,11 +36,14 @@ test: venv runner-env
 test-quick: venv
 	$(PY) -m pytest -m "not slow"
 
-bench: venv
+bench: venv runner-env
 	$(PY) benchmarks/kb_search.py
 	$(PY) benchmarks/catalog.py
 	$(PY) benchmarks/jobs.py
 	$(PY) benchmarks/site_build.py
+	$(PY) benchmarks/slack.py
+	$(PY) benchmarks/convert.py
+	$(PY) benchmarks/models.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

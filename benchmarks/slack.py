@@ -11,10 +11,12 @@ dedupe and Bolt's dispatch add on top of HTTP itself.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -23,7 +25,36 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from slack_stub import SlackEnv, command_body, post_signed  # noqa: E402
+from slack_stub import (BOT_TOKEN, SIGNING_SECRET, SlackStub, command_body,  # noqa: E402
+                        sign)
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_serve(home: Path, stub: SlackStub) -> tuple[subprocess.Popen, str]:
+    """The real ``tfdesk serve`` in its own process, as in production."""
+    port = free_port()
+    env = {**os.environ, "TFDESK_HOME": str(home), "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": stub.api_url}
+    env.pop("SLACK_APP_TOKEN", None)
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--host", "127.0.0.1",
+                             "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("tfdesk serve did not come up within 60 s")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -31,28 +62,25 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q / 100 * (len(values) - 1))))]
 
 
-def burst(n: int, concurrency: int, fn) -> list[float]:
-    """Start ``n`` calls from ``concurrency`` threads released together; latencies in ms."""
-    latencies: list[float] = []
-    lock = threading.Lock()
-    gate = threading.Barrier(concurrency)
-    per = [n // concurrency + (1 if i < n % concurrency else 0) for i in range(concurrency)]
-
-    def worker(count: int):
-        with httpx.Client(timeout=30) as client:
-            gate.wait()
-            for _ in range(count):
-                t = time.perf_counter()
-                fn(client)
-                with lock:
+def burst(n: int, concurrency: int, request) -> list[float]:
+    """``n`` requests, ``concurrency`` in flight at once, from one asyncio loop (threads in
+    the client would measure the client's own GIL contention); latencies in ms.
+    ``request(client)`` returns the awaitable of one request."""
+    async def run() -> list[float]:
+        latencies: list[float] = []
+        sem = asyncio.Semaphore(concurrency)
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=0)
+        async with httpx.AsyncClient(timeout=30, limits=limits) as client:
+            async def one():
+                async with sem:
+                    t = time.perf_counter()
+                    resp = await request(client)
                     latencies.append((time.perf_counter() - t) * 1000)
-
-    threads = [threading.Thread(target=worker, args=(c,)) for c in per]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return latencies
+                    return resp
+            results = await asyncio.gather(*(one() for _ in range(n)))
+        burst.statuses = [r.status_code for r in results]
+        return latencies
+    return asyncio.run(run())
 
 
 def main() -> int:
@@ -61,29 +89,36 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=200)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = SlackEnv(Path(tmp))
+        stub = SlackStub().start()
+        proc, base = start_serve(Path(tmp), stub)
+        endpoint = base + "/slack/events"
         try:
-            base = f"http://127.0.0.1:{env.port}"
+            burst(20, 20, lambda c: c.get(base + "/healthz"))  # warm both sides up
             health = burst(args.n, args.concurrency, lambda c: c.get(base + "/healthz"))
-            statuses: list[int] = []
 
             def slash(client):
                 body = command_body("help", user="UBENCH", channel="CBENCH")
-                statuses.append(post_signed(env.endpoint, body,
-                                            "application/x-www-form-urlencoded",
-                                            client=client).status_code)
+                headers = {"Content-Type": "application/x-www-form-urlencoded", **sign(body)}
+                return client.post(endpoint, content=body.encode(), headers=headers)
 
             started = time.perf_counter()
             acks = burst(args.n, args.concurrency, slash)
-            deadline = time.monotonic() + 120
-            while (len([c for c in env.stub.calls_to("chat.postMessage") if c["status"] == 200])
-                   < args.n and time.monotonic() < deadline):
+            statuses = burst.statuses
+
+            def answered() -> int:
+                return len([c for c in stub.calls_to("chat.postMessage") if c["status"] == 200])
+            deadline = time.monotonic() + 180
+            while answered() < args.n and time.monotonic() < deadline:
                 time.sleep(0.05)
             drained = time.perf_counter() - started
-            answered = len([c for c in env.stub.calls_to("chat.postMessage")
-                            if c["status"] == 200])
+            answered = answered()
         finally:
-            env.close()
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            stub.stop()
     p50, p99, worst = pct(acks, 50), pct(acks, 99), max(acks)
     h50, h99 = pct(health, 50), pct(health, 99)
     lost = args.n - answered

@@ -326,7 +326,7 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
     symbol_rows: list[tuple] = []
     span_rows: list[tuple] = []
     fts_rows: list[tuple] = []
-    moved_to: dict[str, str] = {}
+    moved_to: dict[str, tuple[str, int]] = {}  # old name -> (new name, release ord)
     for count, n in enumerate(names):
         if progress and count % 5000 == 0:
             progress("building KB: symbols", count, len(names))
@@ -363,9 +363,8 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
             events.append(_removed(sid, runs[-1], versions, n, names_of, names_at, added_at, moved_to))
 
     # "moved from" on the receiving side, once all removals are known.
-    for old, new in moved_to.items():
+    for old, (new, o) in moved_to.items():
         if new in ids:
-            o = m.spans[old][-1].last + 1
             events.append((ids[new], o, versions[o], "moved",
                            f"`{old}` moved here", json.dumps({"from": old})))
 
@@ -386,7 +385,7 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         canon = names_of(last.obj, last.last)[0] if last.obj and names_of(last.obj, last.last) else n
         removed_in = versions[last.last + 1] if last.last < newest else None
         dep_in, dep_text = deps_by_sid.get(sid, (None, None)) if last.dep else (None, None)
-        replacement = moved_to.get(n)
+        replacement = moved_to[n][0] if n in moved_to and runs[-1].last < newest else None
         if replacement is None and dep_text:
             replacement = _mentioned_name(dep_text, n, ids)
         if replacement is None and n in m.renames and m.renames[n].new != n:
@@ -445,7 +444,7 @@ def _removed(sid, span: Span, versions, name, names_of, names_at, added_at, move
     if target is None:
         target = _same_short_name_added(name, span, o, added_at)
     if target:
-        moved_to[name] = target
+        moved_to[name] = (target, o)
         return (sid, o, versions[o], "removed", f"removed; moved to `{target}`",
                 json.dumps({"to": target}))
     return (sid, o, versions[o], "removed", "removed", None)

@@ -45,6 +45,7 @@ class Searcher:
         rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical, object "
                           "FROM symbols")
         self.objects: dict[int, str] = {}
+        self.kinds: dict[int, str] = {}
         self.name_to_id: dict[str, int] = {}
         self.lower: dict[str, list[int]] = {}
         self.short: dict[str, list[int]] = {}
@@ -53,6 +54,7 @@ class Searcher:
         self.prior: dict[int, float] = {}
         for sid, name, short, depth, last, kind, canonical, obj in rows:
             self.names[sid] = name
+            self.kinds[sid] = kind
             if obj:
                 self.objects[sid] = obj
             self.name_to_id[name] = sid
@@ -202,20 +204,35 @@ class Searcher:
         words = list(dict.fromkeys(w for w in words if len(w) > 1))[:12]
         if not words:
             return
+        named = self._named_by_words(words)
         # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
         # but make the query slow; keep them only if nothing rarer is there.
         dfs = {w: self.df.get(self.stem(w), 0) for w in words}
         rare = [w for w in words if dfs[w] <= 0.12 * self.n_docs]
-        words = rare or sorted(words, key=dfs.get)[:2]
-        match = " OR ".join(f'"{w}"' for w in words)
+        terms = rare or sorted(words, key=dfs.get)[:2]
+        match = " OR ".join(f'"{w}"' for w in terms)
         rows = self.db.execute(
             "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
             "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?", (match, max(limit, 40))).fetchall()
-        if not rows:
-            return
-        best = -rows[0][1] or 1.0
+        best = (-rows[0][1] or 1.0) if rows else 1.0
         for sid, r in rows:
-            add(sid, weight * (-r / best), "text", prior_weight=0.6)
+            add(sid, weight * (-r / best) + named.pop(sid, 0.0), "text", prior_weight=0.6)
+        for sid, bonus in named.items():
+            add(sid, weight * 0.5 + bonus, "text", prior_weight=0.6)
+
+    def _named_by_words(self, words: list[str]) -> dict[int, float]:
+        """Symbols whose own name is a word of the question or two adjacent words joined
+        ("sort a tensor" -> tf.sort, "one hot encoding" -> tf.one_hot, "early stopping" ->
+        EarlyStopping): the user named the op without knowing it."""
+        keys = set(words)
+        for a, b in zip(words, words[1:]):
+            keys |= {f"{a}_{b}", f"{a}{b}"}
+        out: dict[int, float] = {}
+        for key in keys:
+            for sid in self.short.get(key, ()):
+                if self.kinds[sid] != "module":
+                    out[sid] = 0.3 if "_" in key or key not in words else 0.2
+        return out
 
 
 def clean_query(query: str) -> str:

@@ -35,3 +35,74 @@ CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"
                                 collect_artifacts=jobspec.artifacts))
 INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan,
                               describe=describe, collect_artifacts=jobspec.artifacts))
+
+
+# -- Kubernetes: infer as a batch/v1 Job with GPUs --------------------------------------------
+CODE_DIR = "/tfdesk/code"
+DEFAULT_INFER_IMAGE = "tensorflow/tensorflow:2.15.0-gpu"
+
+
+def _on_volume(path: str, settings: dict) -> str:
+    """The cluster reads models from the shared volume ([kubernetes] pvc); ``pvc_local_path``
+    is where the same volume is mounted here."""
+    from runners.models import JobError
+    local = settings.get("pvc_local_path")
+    mount = settings.get("pvc_mount", "/data")
+    if not settings.get("pvc") or not local:
+        raise JobError("infer on Kubernetes reads the model from the shared volume: set pvc and "
+                       "pvc_local_path (where that volume is mounted here) under [kubernetes]")
+    p = Path(path).resolve()
+    try:
+        rel = p.relative_to(Path(local).expanduser().resolve())
+    except ValueError:
+        raise JobError(f"{p} is not on the shared volume ({local}); copy it there first") from None
+    return f"{mount}/{rel}"
+
+
+def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
+    import json
+
+    from runners.kinds import K8sPlan
+    from runners.kubernetes.manifests import labels, object_name
+
+    ns = settings.get("namespace", "default")
+    name = object_name(job_id)
+    mount = settings.get("pvc_mount", "/data")
+    pod_spec = dict(spec, workdir=f"{mount}/{job_id}", chart_python=None, repo_root=None)
+    pod_spec["source"] = {**spec["source"], "path": _on_volume(spec["model"], settings)}
+    if spec.get("input_origin"):
+        pod_spec["input"] = _on_volume(spec["input_origin"], settings)
+    root = jobspec.REPO_ROOT
+    files = [root / "converters" / "__init__.py", *sorted((root / "converters" / "model").glob("*.py"))]
+    data = {str(f.relative_to(root)).replace("/", "__"): f.read_text() for f in files}
+    data["spec.json"] = json.dumps(pod_spec, indent=2)
+    items = [{"key": k, "path": k.replace("__", "/")} for k in data]
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": name + "-code", "namespace": ns, "labels": labels(job_id)},
+          "data": data}
+    gpus = int(spec.get("gpus", settings.get("infer_gpus", 1)))
+    container = {"name": "infer", "image": settings.get("infer_image", DEFAULT_INFER_IMAGE),
+                 "command": ["python", "-m", "converters.model.worker", f"{CODE_DIR}/spec.json"],
+                 "env": [{"name": "PYTHONPATH", "value": CODE_DIR},
+                         {"name": "PYTHONUNBUFFERED", "value": "1"},
+                         {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
+                 "volumeMounts": [{"name": "code", "mountPath": CODE_DIR, "readOnly": True},
+                                  {"name": "data", "mountPath": mount}]}
+    if gpus:
+        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    pod = {"restartPolicy": "Never", "containers": [container],
+           "volumes": [{"name": "code", "configMap": {"name": name + "-code", "items": items}},
+                       {"name": "data", "persistentVolumeClaim": {"claimName": settings["pvc"]}}]}
+    if settings.get("node_selector"):
+        pod["nodeSelector"] = {str(k): str(v) for k, v in settings["node_selector"].items()}
+    if gpus:
+        pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    main = {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns, "labels": labels(job_id)},
+            "spec": {"backoffLimit": 0,
+                     "ttlSecondsAfterFinished": int(settings.get("ttl_seconds_after_finished", 86400)),
+                     "template": {"metadata": {"labels": labels(job_id)}, "spec": pod}}}
+    return K8sPlan(manifests=[cm, main], main=main, log_selector=f"job-name={name}")
+
+
+INFER.k8s_manifests = infer_k8s

@@ -3,7 +3,6 @@ validated and benchmarked as jobs, and the clear failures where conversion is im
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np

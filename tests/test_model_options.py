@@ -236,3 +236,29 @@ def test_option_errors_are_specific(ctx, tmp_path):
     _, reply = run_line(ctx, ["convert-model", str(folder), "--to", "coreml"])
     assert reply.status == 2
     assert jobs_created(ctx) == []
+
+
+def test_infer_on_kubernetes_is_a_gpu_batch_job(tmp_path):
+    volume = tmp_path / "volume"
+    folder = write_saved_model(volume / "models" / "m")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text(
+        '[kubernetes]\napi_url = "http://127.0.0.1:9"\nnamespace = "ml"\npvc = "shared"\n'
+        f'pvc_mount = "/data"\npvc_local_path = "{volume}"\n')
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}))
+    _, reply = run_line(ctx, ["infer", str(folder), "--backend", "kubernetes", "--gpus", "2",
+                              "--dry-run"])
+    assert reply.ok, reply.text
+    cm, job = reply.data["manifests"]  # already validated against the schemas by dry_run
+    validate_manifest(cm), validate_manifest(job)
+    c = job["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "2"
+    assert c["command"][-2:] == ["converters.model.worker", "/tfdesk/code/spec.json"]
+    spec = json.loads(cm["data"]["spec.json"])
+    assert spec["source"]["path"] == "/data/models/m" and spec["mode"] == "infer"
+    assert "converters__model__worker.py" in cm["data"]
+    # a model that is not on the shared volume is refused with the reason
+    elsewhere = write_saved_model(tmp_path / "elsewhere")
+    _, reply = run_line(ctx, ["infer", str(elsewhere), "--backend", "kubernetes", "--dry-run"])
+    assert not reply.ok and "not on the shared volume" in reply.text

@@ -64,10 +64,13 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
         job = engine.wait(job.id)
     finally:
         engine.unsubscribe(token)
-    report = jobspec.read_report(Path(job.workdir))
+    workdir = Path(job.workdir)
+    if backend == "kubernetes":  # the pod wrote to the shared volume, mounted here too
+        workdir = Path(ctx.config.section("kubernetes").get("pvc_local_path", workdir)) / job.id
+    report = jobspec.read_report(workdir)
     if job.state == "cancelled":
         report = {"status": "failed", "error": {"error": f"job {job.id} was cancelled"}}
-    return _reply(report, Path(job.workdir), job, job.spec)
+    return _reply(report, workdir, job, job.spec)
 
 
 def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
@@ -130,10 +133,18 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
                arg("--input", help="inputs to predict on (.npz keyed by input name, or .npy); "
                    "predictions are written to predictions.npz"),
                arg("--signature", default="serving_default", help="SavedModel signature"),
-               arg("--detach", action="store_true", help="start the job and return at once")],
-         examples=["tfdesk infer ./my_model --batch 1,32", "tfdesk infer model.onnx --input x.npz"],
+               arg("--gpus", type=int, default=1, help="GPUs for the Kubernetes Job (default 1)"),
+               arg("--detach", action="store_true", help="start the job and return at once"),
+               arg("--dry-run", action="store_true",
+                   help="show what would run (Kubernetes: the manifests)")],
+         examples=["tfdesk infer ./my_model --batch 1,32", "tfdesk infer model.onnx --input x.npz",
+                   "tfdesk infer /mnt/models/resnet --backend kubernetes --dry-run"],
          slow=True)
-def infer(ctx, model, batch, backend, input, signature, detach):  # noqa: A002
+def infer(ctx, model, batch, backend, input, signature, gpus, detach, dry_run):  # noqa: A002
     spec = {"model": str(Path(model).expanduser().resolve()), "batch": batch, "input": input,
-            "signature": signature}
+            "signature": signature, "gpus": gpus}
+    if dry_run:
+        engine = _engine(ctx)
+        plan = engine.dry_run("infer", {**spec, "settings": ctx.config.section("models")}, backend)
+        return Reply(text=plan["text"], data=plan)
     return _run(ctx, "infer", spec, backend, detach)

@@ -16,6 +16,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+class _Result:
+    """A finished statement: rows already fetched, so no cursor outlives the lock."""
+
+    def __init__(self, rowcount: int, lastrowid: int | None, rows):
+        self.rowcount, self.lastrowid, self._rows = rowcount, lastrowid, rows or []
+
+    def fetchone(self):
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self):
+        return list(self._rows)
+
+    def __iter__(self):
+        return iter(self._rows)
+
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS slack_seen (
     key TEXT PRIMARY KEY,
@@ -53,26 +69,37 @@ CREATE TABLE IF NOT EXISTS slack_outbox (
 
 
 class SlackStore:
-    """Thread-safe access to the Slack tables; one connection per thread."""
+    """One connection shared by all threads behind a lock: every statement here is a tiny
+    single-row write or read, and opening a connection per request thread (the HTTP server
+    starts one per request) costs more than the statements themselves."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        with self._conn() as db:
+        self._lock = threading.RLock()
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                             check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA busy_timeout=30000")
+        # WAL with NORMAL sync: durable across process crashes, and no fsync per ack.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.row_factory = sqlite3.Row
+        self._db = db
+        with self._lock:
             db.executescript(SCHEMA)
 
-    def _conn(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA busy_timeout=30000")
-            # WAL with NORMAL sync: durable across process crashes, and no fsync per ack.
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.row_factory = sqlite3.Row
-            self._local.db = db
-        return db
+    class _Locked:
+        def __init__(self, store: "SlackStore"):
+            self.store = store
+
+        def execute(self, sql: str, params=()):
+            with self.store._lock:
+                cur = self.store._db.execute(sql, params)
+                rows = cur.fetchall() if cur.description else None
+                return _Result(cur.rowcount, cur.lastrowid, rows)
+
+    def _conn(self) -> "SlackStore._Locked":
+        return SlackStore._Locked(self)
 
     # -- dedupe -----------------------------------------------------------------------------
     def claim(self, key: str, kind: str) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from converters.model import benchmark, intake, tensorrt, validate
-from converters.model.errors import BadInput, BadOption, RunnerMissing
+from converters.model.errors import BadInput, RunnerMissing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_FILE = "spec.json"
@@ -110,6 +110,8 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
                                        "--calibration"),
         "signature": spec.get("signature") or "serving_default",
         "opset": spec.get("opset"),
+        "gpus": int(spec.get("gpus") or 0),
+        "input_origin": str(Path(spec["input"]).expanduser().resolve()) if spec.get("input") else None,
         "dim_default": int(settings.get("dim_default", 16)),
         "bench": {"warmup": int(settings.get("warmup", 3)),
                   "iterations": int(settings.get("iterations", 50)),

@@ -86,8 +86,9 @@ class HorovodSetup(_ModuleSetup):
                 "# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer",
                 "# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with",
                 "# TF_USE_LEGACY_KERAS=1.",
-                f"if not {c.keras}.__version__.startswith(\"2.\"):",
-                f"    raise SystemExit(\"this Horovod script needs Keras 2, found Keras \" + {c.keras}.__version__)",
+                f"if hasattr({c.keras}, \"ops\") or getattr({c.keras}, \"__version__\", \"2.\")[:2] != \"2.\":",
+                "    raise SystemExit(\"this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with \"",
+                "                     \"TF_USE_LEGACY_KERAS=1); Keras 3 is installed\")",
             ]
         return "\n".join(lines) + "\n"
 
