@@ -132,7 +132,7 @@ def main() -> int:
             t0 = time.perf_counter()
             kb_path = synthetic_kb(work / "kb.sqlite", a.synthetic)
             print(f"synthetic KB of {a.synthetic} symbols built in {time.perf_counter() - t0:.1f} s")
-            a.query, a.expect = "Op7", "tf.raw_ops.Op7"
+            a.query, a.expect = "f8005", "tf.m0.s1.f8005"  # indexed (raw_ops is not)
         else:
             home = Path(os.environ.get("TFDESK_HOME") or Path.home() / ".tfdesk")
             kb_path = Path(a.kb) if a.kb else home / "kb.sqlite"

@@ -119,4 +119,4 @@ def build_from_wheels(versions: list[str], wheel_dir: Path, extract_dir: Path, k
     if export:
         write_merged(merged, export)
         stats["exported"] = str(export)
-    return {"releases": done, **stats}
+    return {**stats, "per_release": done}

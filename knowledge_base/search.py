@@ -14,6 +14,7 @@ not ``tf.compat.v1``/``tf.raw_ops``/``experimental`` unless asked for, shallow, 
 """
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ class Searcher:
         # Document count per (porter-stemmed) term, to drop words that match half the KB.
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
         self.n_docs = max(1, len(self.names))
-        self.stem = snowballstemmer.stemmer("porter").stemWord
+        self.stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)
 
     # -- public ---------------------------------------------------------------------------
     def search(self, query: str, limit: int = 5) -> list[Hit]:
@@ -210,15 +211,37 @@ class Searcher:
         dfs = {w: self.df.get(self.stem(w), 0) for w in words}
         rare = [w for w in words if dfs[w] <= 0.12 * self.n_docs]
         terms = rare or sorted(words, key=dfs.get)[:2]
+        terms += [v for w in terms for v in _variants(w) if v not in terms]
         match = " OR ".join(f'"{w}"' for w in terms)
         rows = self.db.execute(
             "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
             "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?", (match, max(limit, 40))).fetchall()
+        # BM25 favours short texts that repeat one word; how many of the question's words a
+        # symbol's name, summary and opening lines cover is the better half of the score.
+        wanted = {self.stem(w) for w in words}
+        for v in (v for w in words for v in _variants(w)):
+            wanted.add(self.stem(v))
+        ids = [r[0] for r in rows] + [sid for sid in named if sid not in {r[0] for r in rows}]
+        cover = self._coverage(ids, wanted, len(words))
         best = (-rows[0][1] or 1.0) if rows else 1.0
         for sid, r in rows:
-            add(sid, weight * (-r / best) + named.pop(sid, 0.0), "text", prior_weight=0.6)
+            add(sid, weight * (0.45 * (-r / best) + 0.55 * cover.get(sid, 0.0))
+                + named.pop(sid, 0.0), "text", prior_weight=1.0)
         for sid, bonus in named.items():
-            add(sid, weight * 0.5 + bonus, "text", prior_weight=0.6)
+            add(sid, weight * (0.2 + 0.55 * cover.get(sid, 0.0)) + bonus, "text",
+                prior_weight=1.0)
+
+    def _coverage(self, ids: list[int], wanted: set[str], n_words: int) -> dict[int, float]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        out = {}
+        for sid, summary, words in self.db.execute(
+                f"SELECT s.id, s.summary || ' ' || substr(s.doc, 1, 300), f.words FROM symbols s "
+                f"JOIN symbols_fts f ON f.rowid = s.id WHERE s.id IN ({marks})", ids):
+            have = {self.stem(w.lower()) for w in _WORD.findall(f"{summary} {words}")}
+            out[sid] = len(wanted & have) / max(1, n_words)
+        return out
 
     def _named_by_words(self, words: list[str]) -> dict[int, float]:
         """Symbols whose own name is a word of the question or two adjacent words joined
@@ -231,8 +254,15 @@ class Searcher:
         for key in keys:
             for sid in self.short.get(key, ()):
                 if self.kinds[sid] != "module":
-                    out[sid] = 0.3 if "_" in key or key not in words else 0.2
+                    out[sid] = 0.3
         return out
+
+
+def _variants(word: str) -> list[str]:
+    """Irregular plurals the stemmer keeps apart: matrices/matrix, indices/index."""
+    if word.endswith("ices") and len(word) > 5:
+        return [word[:-4] + "ix", word[:-4] + "ex"]
+    return []
 
 
 def clean_query(query: str) -> str:
@@ -272,6 +302,8 @@ def _prior(name: str, depth: int, last: int, newest: int, kind: str, canonical: 
         p -= 0.9
     if "experimental" in parts:
         p -= 0.25
+    if name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src.")):
+        p -= 0.1  # Keras' own copies of core ops: people mostly mean the tf.* op
     if kind in ("method", "property"):
         p -= 0.15
     if canonical and canonical != name:

@@ -183,3 +183,16 @@ def available_versions(pip: list[str] | None = None) -> list[str]:
     if not versions:
         raise WheelError("the package index lists no TensorFlow 2.x releases")
     return versions
+
+
+def local_versions(wheel_dir: Path) -> list[str]:
+    """The 2.x minors that have a TensorFlow wheel in ``wheel_dir`` (oldest first)."""
+    found: set[str] = set()
+    for p in Path(wheel_dir).glob("*.whl"):
+        dv = wheel_version(p)
+        if dv and dv[0] in ("tensorflow", "tensorflow_cpu") and dv[1].release[0] == 2 and \
+                dv[1].release[1] >= FIRST_MINOR:
+            found.add(f"2.{dv[1].release[1]}")
+    if not found:
+        raise WheelError(f"no TensorFlow 2.x wheels in {wheel_dir}")
+    return sorted(found, key=minor_of)

@@ -46,13 +46,13 @@ def _free_ports(n: int) -> list[int]:
 def run_horovod(script: Path, workdir: Path, timeout: int = 240) -> subprocess.CompletedProcess:
     py = runner_python()
     cmd = [str(py.parent / "horovodrun"), "--gloo", "-np", "2", "-H", "localhost:2",
-           str(py), str(SHIM), str(workdir / "weights"), str(script)]
+           str(py), str(SHIM), str(workdir / "_shim_weights"), str(script)]
     return subprocess.run(cmd, cwd=workdir, env=_env(), capture_output=True, text=True,
                           timeout=timeout)
 
 
 def run_horovod_batch(scripts: list[Path], root: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """All scripts one after another in one pair of Horovod workers; weights in root/<stem>/weights."""
+    """All scripts one after another in one pair of Horovod workers; weights in root/<stem>/_shim_weights."""
     py = runner_python()
     cmd = [str(py.parent / "horovodrun"), "--gloo", "-np", "2", "-H", "localhost:2",
            str(py), str(SHIM), "--batch", str(root), *map(str, scripts)]
@@ -71,7 +71,7 @@ def run_tf_distribute(script: Path, workdir: Path, timeout: int = 240) -> list[s
         wd = workdir / f"worker{index}"
         wd.mkdir(parents=True, exist_ok=True)
         procs.append(subprocess.Popen(
-            [str(py), str(SHIM), str(workdir / "weights"), str(script)], cwd=wd, env=env,
+            [str(py), str(SHIM), str(workdir / "_shim_weights"), str(script)], cwd=wd, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     results = []
     for p in procs:
@@ -112,5 +112,5 @@ if __name__ == "__main__":  # manual check: python tests/convert_runs.py SCRIPT 
         else:
             for r in run_tf_distribute(conv, tmp):
                 print(r.returncode, r.stdout[-3000:])
-        w = load_weights(tmp / "weights")
+        w = load_weights(tmp / "_shim_weights")
         print({k: bool(np.array_equal(w[0][k], w[1].get(k))) for k in w[0]}, len(w[0]))

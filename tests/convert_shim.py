@@ -92,8 +92,9 @@ def run(script: str, out: str, argv: list[str]) -> None:
     runpy.run_path(script, run_name="__main__")
     weights = dict(GRAPH_VALUES)
     for i, model in enumerate(MODELS):
-        for j, v in enumerate(model.trainable_variables):
-            weights[f"model{i}/{j}/{v.name}"] = v.numpy()
+        for j, v in enumerate(model.weights):
+            if "moving_" not in v.name:  # batch-norm statistics are per worker by design
+                weights[f"model{i}/{j}/{v.name}"] = v.numpy()
     for i, est in enumerate(ESTIMATORS):
         for name in est.get_variable_names():
             if "Adam" not in name:  # optimizer slots: the weights are what we compare
@@ -110,7 +111,7 @@ if sys.argv[1] == "--batch":
         os.makedirs(os.path.join(root, stem), exist_ok=True)
         os.chdir(os.path.join(root, stem))
         print(f"shim: running {script}", flush=True)
-        run(script, os.path.join(root, stem, "weights"), [])
+        run(script, os.path.join(root, stem, "_shim_weights"), [])
         tf.keras.backend.clear_session()
         tf.compat.v1.reset_default_graph()
 else:

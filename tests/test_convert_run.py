@@ -46,7 +46,7 @@ def horovod_runs(tmp_path_factory):
     for group in (EAGER, GRAPH):
         proc = run_horovod_batch(_convert_into(group, "horovod", root), root)
         for name in group:
-            results[name] = (proc, root / Path(name).stem / "weights")
+            results[name] = (proc, root / Path(name).stem / "_shim_weights")
     return results
 
 
@@ -57,7 +57,7 @@ def tf_distribute_runs(tmp_path_factory):
 
     def one(script):
         work = root / script.stem
-        return script.name, (run_tf_distribute(script, work), work / "weights")
+        return script.name, (run_tf_distribute(script, work), work / "_shim_weights")
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(one, scripts))

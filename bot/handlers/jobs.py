@@ -29,15 +29,18 @@ def engine_config(config):
     )
 
 
+def make_engine(config):
+    """The job engine as every face uses it: every job that succeeds registers what it
+    produced in the catalog."""
+    from bot.handlers.pipeline_engine import register_outputs_subscriber
+    from runners.engine import Engine
+    engine = Engine(engine_config(config))
+    register_outputs_subscriber(engine, config.state_path)
+    return engine
+
+
 def get_engine(ctx):
-    def make():
-        from bot.handlers.pipeline_engine import register_outputs_subscriber
-        from runners.engine import Engine
-        engine = Engine(engine_config(ctx.config))
-        # Every job that succeeds registers what it produced in the catalog.
-        register_outputs_subscriber(engine, ctx.config.state_path)
-        return engine
-    return ctx.cached("jobs.engine", make)
+    return ctx.cached("jobs.engine", lambda: make_engine(ctx.config))
 
 
 def _age(ts):

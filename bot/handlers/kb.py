@@ -157,8 +157,13 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
                               download=not no_download,
                               export=Path(export) if export else None, progress=ctx.report)
     ctx._cache.pop("answers", None)
-    return Reply(text=f"KB built at {ctx.config.kb_path}: {stats['releases'] and len(stats['releases'])} "
-                      f"releases, {stats['symbols']} symbols in {stats['seconds']} s", data=stats)
+    fresh = sum(1 for r in stats["per_release"] if r["extracted"] == "now")
+    text = (f"KB built at {ctx.config.kb_path}: {stats['releases']} releases ({fresh} extracted "
+            f"now, the rest from earlier extracts), {stats['symbols']} symbols, "
+            f"{stats['events']} history events in {stats['seconds']} s")
+    if stats.get("exported"):
+        text += f"\ncompact extract written to {stats['exported']}"
+    return Reply(text=text, data=stats)
 
 
 @command("kb status", "which releases the KB holds and where they came from")

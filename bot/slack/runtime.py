@@ -18,14 +18,13 @@ class Runtime:
     def __init__(self, config: Config, mode: str = "http", engine=None,
                  maintenance_interval: float = 30.0, min_update_interval: float = 1.0,
                  poll_interval: float = 2.0):
-        from bot.handlers.jobs import engine_config
-        from runners.engine import Engine
+        from bot.handlers.jobs import make_engine
 
         self.config = config
         self.mode = mode
         # One engine for the whole process: every Slack request's Context shares it, and the
         # publisher hears its events as they happen.
-        self.engine = engine if engine is not None else Engine(engine_config(config))
+        self.engine = engine if engine is not None else make_engine(config)
         self._own_engine = engine is None
         self.jobs = self.engine.store
         self.bot: SlackBot = build(config, socket_mode=(mode == "socket"),

@@ -31,6 +31,7 @@ class Analysis:
     model_classes: set[str] = field(default_factory=set)
     builders: set[str] = field(default_factory=set)
     step_functions: set[str] = field(default_factory=set)
+    eager_step_functions: set[str] = field(default_factory=set)  # no @tf.function
     schedule_names: set[str] = field(default_factory=set)
     file_callback_names: set[str] = field(default_factory=set)
     estimator_names: set[str] = field(default_factory=set)
@@ -152,7 +153,10 @@ class _Visitor(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef):
         f = {"name": node.name.value, "creates": False, "trains": False, "returns": False,
-             "tape": False, "calls": set()}
+             "tape": False, "calls": set(),
+             "compiled": any("function" in (dotted(d.decorator if not isinstance(d.decorator, cst.Call)
+                                                    else d.decorator.func) or "")
+                             for d in node.decorators)}
         self.funcs.append(f)
         self.all_funcs.append(f)
 
@@ -249,6 +253,7 @@ def analyze(module: cst.Module | MetadataWrapper) -> Analysis:
                 a.builders.add(f["name"])
                 changed = True
     a.step_functions = {f["name"] for f in funcs if f["tape"]}
+    a.eager_step_functions = {f["name"] for f in funcs if f["tape"] and not f["compiled"]}
     if "custom_loop" in a.styles and "custom_loop:training" not in a.evidence:
         a.styles.remove("custom_loop")  # a tape without apply_gradients is not training
         a.evidence.pop("custom_loop", None)

@@ -144,7 +144,6 @@ def _left_for_humans(a: Analysis, target: str, ctx: RuleContext) -> list[Finding
                            "evaluate() runs on every worker"))
     if target == "tf-distribute":
         out.append(Finding("TFD003", line, 1, "info",
-                           "run one process per worker with TF_CONFIG set, e.g. tfdesk jobs, or "
-                           "TF_CONFIG='{\"cluster\": {\"worker\": [...]}, \"task\": {\"type\": "
-                           "\"worker\", \"index\": 0}}'"))
+                           "run one process per worker, each with TF_CONFIG naming the cluster and its "
+                           "own task index (tfdesk train --workers N --convert tf-distribute does this)"))
     return out

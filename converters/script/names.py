@@ -1,6 +1,8 @@
 """Small LibCST helpers: dotted names, canonical API names, building and reading calls."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import libcst as cst
 
 from converters.script.tables import CANONICAL_PREFIXES
@@ -17,6 +19,7 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def canonical(full: str | None) -> str | None:
     if not full:
         return full

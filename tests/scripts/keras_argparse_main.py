@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Train a classifier from a tf.data pipeline; hyper-parameters come from flags."""
 import argparse
+import os
 
 import numpy as np
 import tensorflow as tf
@@ -14,6 +15,7 @@ def parse_args():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--out", default="weights")
     return parser.parse_args()
 
 
@@ -46,7 +48,8 @@ def main():
         metrics=["accuracy"],
     )
     model.fit(make_dataset(args.batch_size), epochs=args.epochs, steps_per_epoch=args.steps)
-    model.save_weights("weights/final.weights.h5")
+    os.makedirs(args.out, exist_ok=True)
+    model.save_weights(os.path.join(args.out, "final.weights.h5"))
 
 
 if __name__ == "__main__":

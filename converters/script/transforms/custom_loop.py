@@ -87,6 +87,11 @@ class DistributeSteps(RuleTransform):
         run = f"{s}.run({updated.func.value}, args=({args}{',' if len(updated.args) == 1 else ''}))"
         self.note(original, f"{updated.func.value}() runs on every replica through {s}.run"
                   + (f"; its result is summed across replicas" if id(original) in self.assigned else ""))
+        if updated.func.value in self.a.eager_step_functions:
+            self.a.eager_step_functions.discard(updated.func.value)  # say it once
+            self.note(original, f"{updated.func.value}() is not a tf.function: {s}.run works eagerly "
+                                f"but slowly across workers; decorate it with @{self.ctx.tf}.function",
+                      "warning")
         if id(original) in self.assigned:
             return expr(f"{s}.reduce({self.ctx.tf}.distribute.ReduceOp.SUM, {run}, axis=None)")
         return expr(run)

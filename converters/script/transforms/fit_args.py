@@ -6,8 +6,6 @@ import libcst as cst
 from converters.script.names import add_kwarg, code, expr, find_arg, floordiv, replace_arg
 from converters.script.transforms.base import RuleTransform
 
-TRAIN_METHODS = {"fit", "evaluate", "predict"}
-
 
 def _method(node: cst.Call) -> str | None:
     return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
@@ -20,8 +18,6 @@ class QuietWorkers(RuleTransform):
         return self.ctx.rank0 if self.ctx.target == "horovod" else "_is_chief()"
 
     def leave_Call(self, original, updated):
-        if _method(updated) not in TRAIN_METHODS or _method(updated) != "fit" and not updated.args:
-            return updated
         if _method(updated) != "fit":
             return updated
         cond = self.condition()
