@@ -1,0 +1,57 @@
+"""The docs site's generated pages, written from the KB into a MkDocs ``docs_dir``.
+
+``generate(kb, docs_dir)`` writes the API reference (``api/``), one "What changed" page per
+release (``changes/<version>/``), the release index (``releases/``) and the TF1 -> TF2 table
+(``migration/``), at the addresses :mod:`knowledge_base.links` hands out.
+:mod:`knowledge_base.site.build` stages hand-written pages next to them and runs MkDocs.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from knowledge_base.site import api, changes, search
+from knowledge_base.site.data import load
+from knowledge_base.site.mkdocs_hooks import SEARCH_FILE
+from knowledge_base.store import KB
+
+# Generated Markdown per page; with Material's chrome the HTML stays well under 1 MB.
+PAGE_BUDGET = 600_000
+
+
+@dataclass
+class GenerateResult:
+    pages: list[api.PageStat] = field(default_factory=list)
+    seconds: float = 0.0
+    symbols: int = 0
+    modules: int = 0
+    search_entries: int = 0
+
+    @property
+    def largest(self) -> api.PageStat | None:
+        return max(self.pages, key=lambda p: p.bytes, default=None)
+
+
+def generate(kb: KB, docs_dir: Path, *, budget: int = PAGE_BUDGET,
+             progress: Callable[[str], None] | None = None) -> GenerateResult:
+    t0 = time.perf_counter()
+    say = progress or (lambda msg: None)
+    docs_dir = Path(docs_dir)
+    say("reading the knowledge base")
+    data = load(kb)
+    result = GenerateResult(symbols=len(data.symbols), modules=len(data.by_module))
+    say(f"writing API pages for {result.modules} modules, {result.symbols} symbols")
+    locations: dict[str, str] = {}
+    result.pages += api.module_pages(data, docs_dir, budget, locations)
+    say(f"writing change pages for {len(data.versions)} releases")
+    result.pages += changes.release_pages(data, docs_dir, budget)
+    result.pages += changes.migration_pages(data, docs_dir, budget)
+    index = search.entries(data, locations)
+    (docs_dir / SEARCH_FILE).write_text(json.dumps(index, separators=(",", ":")),
+                                        encoding="utf-8")
+    result.search_entries = len(index)
+    result.seconds = time.perf_counter() - t0
+    return result

@@ -1,0 +1,104 @@
+"""Everything the site generator needs from the KB, read in a few bulk queries.
+
+One query per table instead of one per symbol: the full KB has tens of thousands of symbols
+and the build target is minutes, not tens of minutes.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from knowledge_base.store import KB
+
+_SYMBOL_COLUMNS = ("id, name, module, parent, short, kind, object, canonical, signature, "
+                   "summary, doc, first, last, first_ord, last_ord, removed_in, deprecated_in, "
+                   "deprecation, replacement, depth")
+
+
+@dataclass
+class SiteData:
+    versions: list[str]
+    releases: list[dict]
+    symbols: list[dict]                       # every symbol that ever existed, by name
+    by_name: dict[str, dict] = field(default_factory=dict)
+    by_module: dict[str, list[dict]] = field(default_factory=dict)
+    history: dict[int, list[dict]] = field(default_factory=dict)   # symbol id -> events
+    availability: dict[int, str] = field(default_factory=dict)     # symbol id -> "2.4–2.21"
+    aliases: dict[int, list[str]] = field(default_factory=dict)    # other names, same object
+    renames: list[dict] = field(default_factory=list)
+    modules_under: dict[str, list[dict]] = field(default_factory=dict)  # module -> submodules
+
+    @property
+    def newest_ord(self) -> int:
+        return len(self.versions) - 1
+
+    @property
+    def newest(self) -> str:
+        return self.versions[-1]
+
+    def present(self, sym: dict) -> bool:
+        return sym["last_ord"] == self.newest_ord
+
+
+def load(kb: KB) -> SiteData:
+    db = kb.db
+    versions = kb.versions
+    symbols = [dict(r) for r in db.execute(f"SELECT {_SYMBOL_COLUMNS} FROM symbols ORDER BY name")]
+    data = SiteData(versions=versions, releases=kb.release_rows, symbols=symbols,
+                    renames=kb.renames())
+    by_module: dict[str, list[dict]] = defaultdict(list)
+    by_object: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for s in symbols:
+        s["deprecation"] = _deprecation(s["deprecation"])
+        data.by_name[s["name"]] = s
+        by_module[s["module"]].append(s)
+        if s["object"]:
+            by_object[(s["object"], s["last_ord"])].append(s["name"])
+    data.by_module = dict(by_module)
+    for s in symbols:
+        if s["kind"] == "module" and s["parent"]:
+            data.modules_under.setdefault(s["parent"], []).append(s)
+    for s in symbols:
+        if s["object"]:
+            others = [n for n in by_object[(s["object"], s["last_ord"])] if n != s["name"]]
+            if others:
+                data.aliases[s["id"]] = sorted(others, key=lambda n: (n.count("."), n))
+
+    # Availability: runs of consecutive releases, as KB.availability renders them.
+    runs: dict[int, list[list[int]]] = defaultdict(list)
+    for sid, first, last in db.execute(
+            "SELECT symbol_id, first_ord, last_ord FROM spans ORDER BY symbol_id, first_ord"):
+        r = runs[sid]
+        if r and first == r[-1][1] + 1:
+            r[-1][1] = last
+        else:
+            r.append([first, last])
+    for sid, r in runs.items():
+        data.availability[sid] = ", ".join(
+            versions[a] if a == b else f"{versions[a]}–{versions[b]}" for a, b in r)
+
+    history: dict[int, list[dict]] = defaultdict(list)
+    for row in db.execute("SELECT symbol_id, ord, release, kind, detail, data FROM events "
+                          "ORDER BY symbol_id, ord, rowid"):
+        history[row[0]].append({"ord": row[1], "release": row[2], "kind": row[3],
+                                "detail": row[4], "data": _json(row[5]) or {}})
+    data.history = dict(history)
+    return data
+
+
+def _deprecation(text):
+    """symbols.deprecation: the instructions text (or, from older builders, JSON)."""
+    if not text:
+        return None
+    parsed = _json(text)
+    return parsed if isinstance(parsed, dict) else {"instructions": str(text)}
+
+
+def _json(text):
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return {"instructions": str(text)}
