@@ -12,10 +12,8 @@ from pathlib import Path
 from bot.registry import arg, command
 from bot.reply import Reply
 
-try:  # registers the job kinds convert-model and infer, so every engine here knows them
-    import runners.model_jobs  # noqa: F401
-except ImportError:  # no job engine: the commands run the worker in the foreground
-    pass
+# The job kinds convert-model and infer register themselves when the engine first looks a
+# kind up (runners.kinds._load_builtin), so nothing heavy is imported at start-up here.
 
 TARGETS = ["onnx", "tensorrt", "tf-trt"]
 PRECISIONS = ["fp32", "fp16", "int8"]

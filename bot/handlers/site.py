@@ -10,9 +10,6 @@ from pathlib import Path
 
 from bot.registry import COMMANDS, GROUP_HELP, arg, command, group
 from bot.reply import Reply
-from knowledge_base.site import generate
-from knowledge_base.site.build import SiteBuildError, check_site_dir, run_mkdocs, stage
-from knowledge_base.store import KB
 
 group("site", "the docs site: API reference, release changes, guides")
 
@@ -92,6 +89,9 @@ def commands_reference(ctx, run_examples: bool = True) -> str:
          examples=["tfdesk site build", "tfdesk site build --out ./site"], slow=True)
 def site_build(ctx, out=None, no_examples=False):
     t0 = time.perf_counter()
+    from knowledge_base.site import generate
+    from knowledge_base.site.build import check_site_dir, run_mkdocs, stage
+    from knowledge_base.store import KB
     kb = ctx.cached("kb", lambda: KB(ctx.config.kb_path))
     site_dir = _out_dir(ctx, out)
     check_site_dir(site_dir)  # before any work: never empty a folder that is not a site
@@ -144,6 +144,7 @@ def make_server(site_dir: Path, host: str, port: int) -> http.server.ThreadingHT
     try:
         return http.server.ThreadingHTTPServer((host, port), handler)
     except OSError as exc:
+        from knowledge_base.site.build import SiteBuildError
         raise SiteBuildError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; "
                              "try another --port") from None
 

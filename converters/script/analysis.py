@@ -35,6 +35,7 @@ class Analysis:
     schedule_names: set[str] = field(default_factory=set)
     file_callback_names: set[str] = field(default_factory=set)
     estimator_names: set[str] = field(default_factory=set)
+    loss_object_names: set[str] = field(default_factory=set)
     has_steps_per_epoch: bool = False
     first_import_line: int = 1
 
@@ -175,6 +176,8 @@ class _Visitor(cst.CSTVisitor):
                 self.a.schedule_names.update(targets)
             if q in T.FILE_CALLBACKS:
                 self.a.file_callback_names.update(targets)
+            if q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper():
+                self.a.loss_object_names.update(targets)
             if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.a.estimator_names.update(targets)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from converters.script.transforms.callbacks import HorovodCallbacks
-from converters.script.transforms.custom_loop import DistributeSteps, ScaleLoss
+from converters.script.transforms.custom_loop import DistributeSteps, PerExampleLoss, ScaleLoss
 from converters.script.transforms.file_callbacks import ChiefCallbackPaths, Rank0Callbacks
 from converters.script.transforms.fit_args import QuietWorkers, SplitSteps
 from converters.script.transforms.global_batch import GlobalBatch
@@ -66,7 +66,10 @@ RULES: list[Rule] = [
     _r("TFD022", "tf-distribute", {"keras_fit"}, QuietWorkers, "verbose output on the chief only"),
     _r("TFD030", "tf-distribute", {"keras_fit", "custom_loop"}, ChiefSaves,
        "saves land at the real path on the chief only"),
-    _r("TFD050", "tf-distribute", {"custom_loop"}, ScaleLoss, "loss divided by the replicas"),
+    _r("TFD045", "tf-distribute", {"custom_loop"}, PerExampleLoss,
+       "Keras loss objects return per-example losses"),
+    _r("TFD050", "tf-distribute", {"custom_loop"}, ScaleLoss,
+       "loss averaged over the global batch / divided by the replicas"),
     _r("TFD051", "tf-distribute", {"custom_loop"}, DistributeSteps,
        "steps through strategy.run on a distributed dataset"),
     _r("TFD001", "tf-distribute", ALL, StrategySetup, "MultiWorkerMirroredStrategy first"),

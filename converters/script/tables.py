@@ -68,6 +68,15 @@ FILE_CALLBACKS = {
 MODEL_CONSTRUCTORS = {"keras.Sequential", "keras.Model", "keras.models.Sequential",
                       "keras.models.Model"}
 
+# Calls that create variables (or layers that will) besides model constructors: under
+# tf.distribute they belong in the strategy's scope too.
+VARIABLE_CREATOR_PREFIXES = ("keras.layers.", "keras.applications.", "keras.Input",
+                             "keras.models.load_model", "keras.models.clone_model",
+                             "keras.saving.load_model", "tf.Variable", "keras.metrics.")
+
+# Keras loss classes: "keras.losses." + a capitalised name.
+LOSS_PREFIX = "keras.losses."
+
 # Where input pipelines start; Horovod shards right after these.
 DATASET_SOURCES = {
     "tf.data.Dataset.from_tensor_slices", "tf.data.Dataset.from_tensors",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from converters.script.names import code, dotted, expr, statements
+from converters.script import tables as T
+from converters.script.names import add_kwarg, code, dotted, expr, find_arg, statements
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.gradient_tape import tape_name
 
@@ -20,6 +21,37 @@ def _loss_name(func: cst.FunctionDef, tape: str) -> str | None:
                 found.append(node.args[0].value.value)
     func.visit(V())
     return found[0] if found else None
+
+
+def _from_loss_object(body, loss: str, loss_objects: set[str]) -> bool:
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                and isinstance(stmt.body[0], cst.Assign):
+            a = stmt.body[0]
+            if any(isinstance(t.target, cst.Name) and t.target.value == loss for t in a.targets) \
+                    and isinstance(a.value, cst.Call) and isinstance(a.value.func, cst.Name) \
+                    and a.value.func.value in loss_objects:
+                return True
+    return False
+
+
+class PerExampleLoss(RuleTransform):
+    """Keras loss objects used in a custom loop return per-example losses (Reduction.NONE):
+    tf.distribute refuses the default reduction outside fit()."""
+
+    def leave_Call(self, original, updated):
+        q = self.q(updated.func)
+        if not (q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper()):
+            return updated
+        if find_arg(updated, "reduction", None):
+            return updated
+        if "keras_fit" in self.a.styles:
+            self.note(original, "this loss object may be used in the custom loop; there it needs "
+                                "reduction=NONE and tf.nn.compute_average_loss", "warning")
+            return updated
+        self.note(original, "loss returns per-example values (Reduction.NONE); the step averages "
+                            "them over the global batch")
+        return add_kwarg(updated, "reduction", expr(f"{self.ctx.keras}.losses.Reduction.NONE"))
 
 
 class ScaleLoss(RuleTransform):
@@ -39,12 +71,20 @@ class ScaleLoss(RuleTransform):
             inner = list(stmt.body.body)
             if inner and self.ctx.replicas in code(inner[-1]):
                 return updated
-            inner += statements(
-                f"# tf.distribute sums gradients over replicas: scale the loss to the global mean.\n"
-                f"{loss} = {loss} / {self.ctx.replicas}\n")
+            if _from_loss_object(inner, loss, self.a.loss_object_names):
+                # The loss object now returns per-example losses (TFD045).
+                inner += statements(
+                    f"# tf.distribute sums gradients over replicas: average over the global batch.\n"
+                    f"{loss} = {self.ctx.tf}.nn.compute_average_loss({loss})\n")
+                how = "averaged over the global batch with tf.nn.compute_average_loss"
+            else:
+                inner += statements(
+                    f"# tf.distribute sums gradients over replicas: scale the loss to the global mean.\n"
+                    f"{loss} = {loss} / {self.ctx.replicas}\n")
+                how = f"divided by {self.ctx.replicas}"
             body[i] = stmt.with_changes(body=stmt.body.with_changes(body=inner))
-            self.note(original, f"loss {loss!r} divided by {self.ctx.replicas} inside the tape "
-                                "(gradients are summed across replicas)")
+            self.note(original, f"loss {loss!r} {how} inside the tape (gradients are summed "
+                                "across replicas)")
             return updated.with_changes(body=updated.body.with_changes(body=body))
         return updated
 

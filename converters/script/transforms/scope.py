@@ -53,7 +53,7 @@ class StrategyScope(RuleTransform):
         if not hits:
             return None
         first, last = hits[0], hits[-1]
-        inner = list(body[first:last + 1])
+        inner = [_dedent_blank_lines(s) for s in body[first:last + 1]]
         leading = inner[0].leading_lines
         inner[0] = inner[0].with_changes(leading_lines=())
         comment = cst.EmptyLine(comment=cst.Comment(
@@ -69,6 +69,12 @@ class StrategyScope(RuleTransform):
         return [*body[:first], with_stmt, *body[last + 1:]]
 
 
+def _dedent_blank_lines(stmt):
+    # Blank lines moved into the with-block stay blank (no trailing indentation).
+    lines = [ln.with_changes(indent=False) if ln.comment is None else ln for ln in stmt.leading_lines]
+    return stmt.with_changes(leading_lines=lines)
+
+
 class _Creates(cst.CSTVisitor):
     def __init__(self, rule: StrategyScope):
         self.rule = rule
@@ -78,7 +84,8 @@ class _Creates(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call):
         a = self.rule.a
         q = self.rule.q(node.func)
-        if q in T.MODEL_CONSTRUCTORS or q in T.KERAS_OPTIMIZERS:
+        if q in T.MODEL_CONSTRUCTORS or q in T.KERAS_OPTIMIZERS or (
+                q and q.startswith(T.VARIABLE_CREATOR_PREFIXES)):
             self.found = True
         if isinstance(node.func, cst.Name) and (node.func.value in a.builders
                                                 or node.func.value in a.model_classes):
