@@ -17,12 +17,12 @@ import json
 import lzma
 import os
 import re
-import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
+import sqlite_utils
 from packaging.version import Version
 
 from knowledge_base.errors import KBError
@@ -291,8 +291,8 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
 def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str]) -> dict:
     versions = [r.version for r in m.releases]
     newest = len(versions) - 1
-    db = sqlite3.connect(path)
-    db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + SCHEMA)
+    db = sqlite_utils.Database(path)
+    db.conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + SCHEMA)
     names = sorted(m.spans)
     ids = {n: i + 1 for i, n in enumerate(names)}
     kinds = {n: m.spans[n][-1].kind for n in names}
@@ -403,22 +403,24 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         fts_rows.append((sid, _part_words(leaf), name_words(parent_part), summary_of(doc),
                          doc[:DOC_HEAD]))
 
-    db.executemany("INSERT INTO symbols VALUES (" + ",".join("?" * 21) + ")", symbol_rows)
-    db.executemany("INSERT INTO spans VALUES (?,?,?,?,?,?,?)", span_rows)
-    db.executemany("INSERT INTO events VALUES (?,?,?,?,?,?)", events)
-    db.executemany("INSERT INTO symbols_fts(rowid, words, path, summary, doc) VALUES (?,?,?,?,?)",
-                   fts_rows)
-    db.executemany("INSERT OR REPLACE INTO renames VALUES (?,?,?)",
-                   [(r.old, r.new, r.note) for r in m.renames.values()])
-    db.executemany("INSERT INTO releases VALUES (?,?,?,?,?,?,?,?,?)",
-                   [(r.version, i, r.tf_version, r.tf_wheel, r.keras_version, r.keras_source,
-                     r.estimator_version, r.python_tag, present_in[i])
-                    for i, r in enumerate(m.releases)])
-    db.executemany("INSERT INTO meta VALUES (?,?)", [
-        ("format", FORMAT_VERSION), ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-        ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
-    db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
-    db.commit()
+    def insert(table: str, rows, columns: list[str] | None = None, replace: bool = False):
+        cols = columns or [c.name for c in db[table].columns]
+        db[table].insert_all((dict(zip(cols, r)) for r in rows), batch_size=2000,
+                             replace=replace)
+
+    with db.conn:
+        insert("symbols", symbol_rows)
+        insert("spans", span_rows)
+        insert("events", events)
+        insert("symbols_fts", fts_rows, ["rowid", "words", "path", "summary", "doc"])
+        insert("renames", [(r.old, r.new, r.note) for r in m.renames.values()], replace=True)
+        insert("releases", [(r.version, i, r.tf_version, r.tf_wheel, r.keras_version,
+                             r.keras_source, r.estimator_version, r.python_tag, present_in[i])
+                            for i, r in enumerate(m.releases)])
+        insert("meta", [("format", FORMAT_VERSION),
+                        ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+                        ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
+        db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
     db.close()
     return {"releases": len(versions), "symbols": len(names), "events": len(events),
             "renames": len(m.renames), "bytes": path.stat().st_size}

@@ -62,23 +62,30 @@ def load(path: Path, inputs: list[dict[str, Any]]) -> dict[str, np.ndarray]:
                 arrays = {k: z[k] for k in z.files}
     except (OSError, ValueError) as exc:
         raise BadInput(f"{path.name}: not a readable .npz/.npy file of arrays ({exc})") from None
+    return conform(arrays, inputs, path.name)
+
+
+def conform(arrays: dict[str, np.ndarray], inputs: list[dict[str, Any]],
+            what: str) -> dict[str, np.ndarray]:
+    """Check arrays against the signature (names, rank, static dims, dtype kind) and cast them
+    to the declared dtypes. ``what`` names the source in errors."""
     names = [s["name"] for s in inputs]
     if len(arrays) == 1 and len(names) == 1 and names[0] not in arrays:
         arrays = {names[0]: next(iter(arrays.values()))}
     missing = [n for n in names if n not in arrays]
     if missing:
-        raise BadInput(f"{path.name} lacks inputs {missing}; it has {sorted(arrays)}. "
+        raise BadInput(f"{what} lacks inputs {missing}; it has {sorted(arrays)}. "
                        f"The model takes {names}")
     out = {}
     for spec in inputs:
         arr, shape = arrays[spec["name"]], spec["shape"]
         if shape is not None and (arr.ndim != len(shape) or any(
                 d is not None and d != a for d, a in zip(shape, arr.shape))):
-            raise BadInput(f"{path.name}: input {spec['name']!r} has shape {list(arr.shape)}, "
+            raise BadInput(f"{what}: input {spec['name']!r} has shape {list(arr.shape)}, "
                            f"the model expects {['?' if d is None else d for d in shape]}")
         want = spec["dtype"]
         if want in FLOAT | INT and arr.dtype.kind not in "fiu":
-            raise BadInput(f"{path.name}: input {spec['name']!r} is {arr.dtype}, the model "
+            raise BadInput(f"{what}: input {spec['name']!r} is {arr.dtype}, the model "
                            f"expects {want}")
         out[spec["name"]] = arr.astype(want) if want in FLOAT | INT and want != "bfloat16" else arr
     return out

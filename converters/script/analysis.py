@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from converters.script import tables as T
 from converters.script.names import canonical, dotted, qualified
+from converters.script.positions import start_positions
 
 STYLES = ("keras_fit", "custom_loop", "tf1_session", "estimator")
 
@@ -52,10 +52,10 @@ class Analysis:
 
 
 class _Visitor(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider,)
-
-    def __init__(self, a: Analysis):
+    def __init__(self, a: Analysis, positions: dict):
+        super().__init__()
         self.a = a
+        self.positions = positions
         self.funcs: list[dict] = []  # stack of {"name", "creates", "trains", "returns", "calls"}
         self.all_funcs: list[dict] = []
         self.classes = 0
@@ -67,7 +67,7 @@ class _Visitor(cst.CSTVisitor):
         return None
 
     def line(self, node) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        return self.positions.get(node, (0, 0))[0]
 
     def style(self, style: str, node, training: bool = False):
         if style not in self.a.styles:
@@ -141,11 +141,15 @@ class _Visitor(cst.CSTVisitor):
             self.a.keras = "keras3"
 
     def visit_Attribute(self, node: cst.Attribute):
+        name = dotted(node)
+        if name is not None:  # a plain dotted name: nothing below it but names
+            self.a.names.add(name.split(".")[0])
         full = qualified(node, self.a.aliases)
         if full and full.startswith("keras."):
             self._keras3(full, node)
         if full and full.startswith("tensorflow.keras") and self.a.keras is None:
             self.a.keras = "tf.keras"
+        return name is None
 
     def visit_ClassDef(self, node: cst.ClassDef):
         for b in node.bases:
@@ -238,11 +242,10 @@ class _Visitor(cst.CSTVisitor):
         return isinstance(node, cst.Call) and self.a.q(node.func) in T.TF1_OPTIMIZERS
 
 
-def analyze(module: cst.Module | MetadataWrapper) -> Analysis:
+def analyze(module: cst.Module, positions: dict | None = None) -> Analysis:
     a = Analysis()
-    v = _Visitor(a)
-    wrapper = module if isinstance(module, MetadataWrapper) else MetadataWrapper(module, unsafe_skip_copy=True)
-    wrapper.visit(v)
+    v = _Visitor(a, positions if positions is not None else start_positions(module))
+    module.visit(v)
     # Builders: functions that create a model or optimizer and return it, without training.
     # Their call sites are where tf.distribute needs its scope.
     funcs = v.all_funcs

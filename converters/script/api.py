@@ -5,12 +5,12 @@ import difflib
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
 
 from converters.script.analysis import Analysis, analyze
 from converters.script.errors import ConversionError
 from converters.script.findings import Finding, format_report
 from converters.script.rules import TARGETS, rules_for
+from converters.script.positions import start_positions
 from converters.script.source import load
 from converters.script.transforms.base import Combined, RuleContext
 
@@ -104,8 +104,8 @@ def convert(source: str | bytes, target: str = "horovod", filename: str = "scrip
     if target_key is None:
         raise ConversionError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
     text, module = load(source, filename)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # positions computed once
-    a = analyze(wrapper)
+    positions = start_positions(module)  # once, for the analysis and every rule's findings
+    a = analyze(module, positions)
     prefix = "HVD" if target_key == "horovod" else "TFD"
     if a.already_distributed:
         return _unchanged(text, target_key, filename, a, Finding(
@@ -119,8 +119,9 @@ def convert(source: str | bytes, target: str = "horovod", filename: str = "scrip
             "TF1 session or Estimator); nothing changed"))
     _refusals(a, target_key, filename)
     ctx = _context(a, target_key)
+    ctx.positions = positions
     transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
-    module = wrapper.visit(Combined(transforms))
+    module = module.visit(Combined(transforms))
     findings = [f for t in transforms for f in t.findings]
     findings += _left_for_humans(a, target_key, ctx)
     return ConversionResult(text, module.code, target_key, filename, a, findings)

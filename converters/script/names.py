@@ -49,14 +49,22 @@ def code(node: cst.CSTNode) -> str:
     return _EMPTY.code_for_node(node)
 
 
+# LibCST nodes are immutable, so parsed snippets can be shared; the setup block and the
+# recurring rewrites are parsed once per process rather than once per script.
+@lru_cache(maxsize=2048)
 def expr(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)
 
 
-def statements(text: str) -> list[cst.BaseStatement]:
+@lru_cache(maxsize=512)
+def _statements(text: str) -> tuple:
     # A leading "pass" keeps the first comments attached to the first real statement
     # (parse_module would otherwise make them the module header and drop them here).
-    return list(cst.parse_module("pass\n" + text).body[1:])
+    return tuple(cst.parse_module("pass\n" + text).body[1:])
+
+
+def statements(text: str) -> list[cst.BaseStatement]:
+    return list(_statements(text))
 
 
 def find_arg(call: cst.Call, keyword: str | tuple[str, ...],

@@ -4,11 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from converters.script.analysis import Analysis
 from converters.script.findings import Finding
-from converters.script.names import code
+from converters.script.names import code, dotted
 
 
 @dataclass
@@ -23,6 +22,8 @@ class RuleContext:
     # ids of statements inserted by rules in this run, so later rules can line the rest of a
     # block up with the original statements (and their line numbers).
     inserted: set = field(default_factory=set)
+    # {original node: (line, column)} from converters.script.positions
+    positions: dict = field(default_factory=dict)
 
     @property
     def rank0(self) -> str:
@@ -38,7 +39,6 @@ class RuleContext:
 
 
 class RuleTransform(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (PositionProvider,)
     rule_id = ""
 
     def __init__(self, ctx: RuleContext, rule_id: str = ""):
@@ -49,11 +49,8 @@ class RuleTransform(cst.CSTTransformer):
         self.findings: list[Finding] = []
 
     def note(self, node: cst.CSTNode, message: str, severity: str = "info") -> None:
-        try:
-            pos = self.get_metadata(PositionProvider, node)
-            line, col = pos.start.line, pos.start.column + 1
-        except KeyError:  # a node made by an earlier step of this transform
-            line, col = 0, 0
+        line, col = self.ctx.positions.get(node, (0, -1))  # (0, 0): a node a rule made
+        col += 1
         self.findings.append(Finding(self.rule_id, line, col, severity, message))
 
     def q(self, node: cst.BaseExpression) -> str | None:
@@ -84,6 +81,10 @@ def align(original_body, body, inserted: set) -> list:
     return [(stmt, None if id(stmt) in inserted else next(originals, None)) for stmt in body]
 
 
+_LEAVES = {cst.Import, cst.ImportFrom, cst.SimpleString, cst.FormattedString,
+           cst.ConcatenatedString, cst.Integer, cst.Float, cst.Name, cst.Comment, cst.Decorator}
+
+
 class Combined(cst.CSTTransformer):
     """Runs every rule transform in one traversal, in rule order at each node.
 
@@ -91,8 +92,6 @@ class Combined(cst.CSTTransformer):
     the node as the rules before it left it. When a rule changes a node's type (a statement
     wrapped in an ``if``), later rules do not see that node again.
     """
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self, rules: list[RuleTransform]):
         super().__init__()
@@ -110,12 +109,13 @@ class Combined(cst.CSTTransformer):
         return self._cache[key]
 
     def on_visit(self, node):
-        if isinstance(node, cst.Module):
-            for r in self.rules:
-                r.metadata = self.metadata
         for method in self._methods("visit", type(node)):
             method(node)
-        return True
+        # Nothing a rule rewrites lives inside a plain dotted name, an import or a string:
+        # not walking them is most of the speed of a conversion.
+        if type(node) in _LEAVES:
+            return False
+        return not (type(node) is cst.Attribute and dotted(node) is not None)
 
     def on_leave(self, original, updated):
         for method in self._methods("leave", type(original)):
