@@ -127,7 +127,8 @@ def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
         if not name and parent is not None:
             name = f"{parent['name']}-{models.check_format(fmt)}"
         if not name:
-            source = spec.get("script") or spec.get("model") or str(path)
+            # script_name: the user's file name (a train job stores its copy as script.py)
+            source = spec.get("script_name") or spec.get("script") or spec.get("model") or str(path)
             name = Path(str(source)).stem
         dataset = spec.get("dataset")
         if dataset and conn.execute("SELECT 1 FROM catalog_datasets WHERE name = ?",

@@ -8,8 +8,10 @@ process and a crash leaves an honest record.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
+import socket
 import sqlite3
 from typing import Any, Callable
 
@@ -165,48 +167,153 @@ def _finish(conn, run_id: str, state: str, error: str | None = None) -> None:
         entries.release_uses(conn, f"run {run_id}")
 
 
+def _me() -> dict[str, Any]:
+    """This process, as a run's driver: pid, its start time (a pid can be reused, the pair
+    cannot) and the host."""
+    pid = os.getpid()
+    return {"pid": pid, "start": _start_time(pid), "host": socket.gethostname()}
+
+
+def _start_time(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def driver_alive(driver: str | dict | None) -> bool:
+    """Is the process that drives a run still running? A driver on another host counts as
+    alive (it cannot be checked from here); a run without one has none."""
+    if not driver:
+        return False
+    d = json.loads(driver) if isinstance(driver, str) else driver
+    if d.get("host") != socket.gethostname():
+        return True
+    return d.get("pid") is not None and _start_time(d["pid"]) == d.get("start")
+
+
 def execute(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
             progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Run the pending steps in order; stop at the first failure. Returns :func:`status`."""
     run = _run_row(conn, run_id)
-    if run["state"] != QUEUED:
+    with transaction(conn):
+        claimed = conn.execute("UPDATE catalog_runs SET state = ?, driver = ? WHERE id = ? AND "
+                               "state = ?", (RUNNING, json.dumps(_me()), run_id, QUEUED)).rowcount
+    if not claimed:
         raise InvalidInput(f"run {run_id} is {run['state']}; only a queued run can be executed "
                            f"(start a new one with 'pipeline run {run['pipeline']}')")
+    return _drive(conn, run_id, executor, progress)
+
+
+def follow(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
+           progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Take over a running run whose driver is gone (see :func:`reconcile`): wait for the job
+    of the step that was running, then go on with the rest."""
+    run = _run_row(conn, run_id)
+    if run["state"] != RUNNING:
+        raise InvalidInput(f"run {run_id} is {run['state']}; only a running run can be followed")
+    if driver_alive(run["driver"]):
+        d = json.loads(run["driver"])
+        raise InvalidInput(f"run {run_id} is being driven by tfdesk process {d.get('pid')} on "
+                           f"{d.get('host')}; 'pipeline status {run_id}' shows its progress")
+    with transaction(conn):  # compare-and-set: of two restarted tfdesks, one takes it
+        claimed = conn.execute("UPDATE catalog_runs SET driver = ? WHERE id = ? AND "
+                               "driver IS ?", (json.dumps(_me()), run_id, run["driver"])).rowcount
+    if not claimed:
+        raise InvalidInput(f"run {run_id} was just taken over by another tfdesk")
+    return _drive(conn, run_id, executor, progress)
+
+
+def reconcile(conn: sqlite3.Connection, job_state: Callable[[str], tuple[str, str] | None]
+              ) -> list[dict[str, Any]]:
+    """Settle runs whose driver (the tfdesk process running them) is gone, e.g. after a crash.
+
+    ``job_state(job_id)`` gives a job's (state, reason), or None when the job is unknown. The
+    running step's job decides: still active or succeeded -> the run can be followed
+    (:func:`follow`); failed, cancelled, lost or gone -> the step and run fail with the reason.
+    A run that never started fails too. Returns [{"run", "action": "follow"|"failed", "why"}].
+    """
+    out = []
+    for run in conn.execute("SELECT * FROM catalog_runs WHERE state IN (?, ?)",
+                            (QUEUED, RUNNING)).fetchall():
+        if driver_alive(run["driver"]):
+            continue
+        if run["state"] == QUEUED:
+            if now() - run["created"] < 60:  # just made; its execute() is about to claim it
+                continue
+            why = "tfdesk stopped before the run started"
+            _finish(conn, run["id"], FAILED, why)
+            out.append({"run": run["id"], "action": FAILED, "why": why})
+            continue
+        step = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? AND state = ? "
+                            "ORDER BY idx LIMIT 1", (run["id"], RUNNING)).fetchone()
+        why = None
+        if step is not None:
+            job = step["job_id"]
+            got = job_state(job) if job and not job.startswith("inline-") else None
+            if not job:
+                why = "tfdesk stopped before the step's job was created"
+            elif job.startswith("inline-"):
+                why = "tfdesk stopped while this step ran in it"
+            elif got is None:
+                why = f"its job {job} no longer exists"
+            elif got[0] in ("failed", "cancelled", "lost"):
+                why = f"its job {job} {got[0]}" + (f": {got[1]}" if got[1] else "")
+        if why is None:
+            out.append({"run": run["id"], "action": "follow",
+                        "why": "its tfdesk stopped" + (f"; job {step['job_id']} is "
+                                                       f"{job_state(step['job_id'])[0]}"
+                                                       if step is not None else "")})
+            continue
+        _set_step(conn, run["id"], step["idx"], state=FAILED, error=why, finished=now())
+        _finish(conn, run["id"], FAILED, f"step {step['name']!r} failed after tfdesk stopped: "
+                                         f"{why}")
+        out.append({"run": run["id"], "action": FAILED, "why": why})
+    return out
+
+
+def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
+           progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
+    run = _run_row(conn, run_id)
     definition = json.loads(run["definition"])
     reply_to = json.loads(run["reply_to"])
     project = definition.get("project")
-    with transaction(conn):
-        conn.execute("UPDATE catalog_runs SET state = ? WHERE id = ?", (RUNNING, run_id))
     steps = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? ORDER BY idx",
                          (run_id,)).fetchall()
     outputs = {s["name"]: json.loads(s["outputs"]) for s in steps if s["state"] in DONE_STEP}
     total = len(steps)
     for s in steps:
-        if s["state"] != PENDING:
+        if s["state"] not in (PENDING, RUNNING):
             continue
         step = json.loads(s["spec"])
         name = step["name"]
         if progress:
             progress(f"{run['pipeline']}: step {name} ({step['kind']})", s["idx"], total)
-        resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
         job_id = None
+        spec: dict[str, Any] = step.get("resolved") or {}
         try:
-            spec = resolver.resolve(step["with"])
-            spec = {**spec, "pipeline_run": run_id, "step": name}
-            if project:
-                spec.setdefault("project", project)
-            if step.get("environment"):
-                spec.setdefault("environment", step["environment"])
-            if step.get("register"):
-                spec.setdefault("register", step["register"])
-            with transaction(conn):
-                for kind, item_id in resolver.used:
-                    entries.mark_use(conn, kind, item_id, f"run {run_id}")
-            _set_step(conn, run_id, s["idx"], state=RUNNING, started=now(), spec={**step,
-                      "resolved": spec})
-            job_id = executor.submit(step["kind"], spec, run["owner"], reply_to)
-            job_id = str(getattr(job_id, "id", job_id))
-            _set_step(conn, run_id, s["idx"], job_id=job_id)
+            if s["state"] == RUNNING:  # following after a restart: its job exists already
+                job_id = s["job_id"]
+            else:
+                resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
+                spec = resolver.resolve(step["with"])
+                spec = {**spec, "pipeline_run": run_id, "step": name}
+                if project:
+                    spec.setdefault("project", project)
+                if step.get("environment"):
+                    spec.setdefault("environment", step["environment"])
+                if step.get("register"):
+                    spec.setdefault("register", step["register"])
+                with transaction(conn):
+                    for kind, item_id in resolver.used:
+                        entries.mark_use(conn, kind, item_id, f"run {run_id}")
+                _set_step(conn, run_id, s["idx"], state=RUNNING, started=now(),
+                          spec={**step, "resolved": spec})
+                job_id = executor.submit(step["kind"], spec, run["owner"], reply_to)
+                job_id = str(getattr(job_id, "id", job_id))
+                _set_step(conn, run_id, s["idx"], job_id=job_id)
             outcome = executor.wait(job_id, step.get("timeout"))
         except Exception as exc:  # noqa: BLE001 - a step's failure is reported, never raised
             message = str(exc) if getattr(exc, "user_facing", False) else \
@@ -268,7 +375,11 @@ def status(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
     failed = next((s for s in steps if s["state"] == FAILED), None)
     hint = (f"fix the cause, then resume with: pipeline run {run['pipeline']} --from "
             f"{failed['name']}" if failed else None)
+    orphaned = run["state"] == RUNNING and not driver_alive(run["driver"])
+    if orphaned:
+        hint = (f"the tfdesk running it stopped; continue it with: pipeline follow {run['id']}")
     return {"id": run["id"], "pipeline": run["pipeline"], "state": run["state"],
+            "orphaned": orphaned,
             "owner": run["owner"], "error": run["error"], "resumed_from": run["resumed_from"],
             "created": entries.iso(run["created"]), "finished": entries.iso(run["finished"]),
             "steps": steps, "models": models, "resume_hint": hint}

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -126,7 +126,8 @@ CREATE TABLE IF NOT EXISTS catalog_runs (
     resumed_from TEXT,
     error TEXT,
     created REAL NOT NULL,
-    finished REAL
+    finished REAL,
+    driver TEXT  -- the process driving the run (JSON pid/start/host): a restart reconciles
 );
 CREATE INDEX IF NOT EXISTS catalog_runs_pipeline ON catalog_runs(pipeline, created);
 CREATE TABLE IF NOT EXISTS catalog_run_steps (
@@ -179,9 +180,17 @@ def open_db(path: str | Path) -> sqlite3.Connection:
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
                 conn.execute(stmt)
-        conn.execute("INSERT OR IGNORE INTO catalog_meta VALUES ('schema_version', ?)",
-                      (str(SCHEMA_VERSION),))
+        _migrate(conn)
+        conn.execute("INSERT OR REPLACE INTO catalog_meta VALUES ('schema_version', ?)",
+                     (str(SCHEMA_VERSION),))
     return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Bring tables made by an older tfdesk up to SCHEMA_VERSION (columns added since)."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(catalog_runs)")}
+    if "driver" not in cols:  # version 2
+        conn.execute("ALTER TABLE catalog_runs ADD COLUMN driver TEXT")
 
 
 _savepoints = count()

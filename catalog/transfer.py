@@ -71,7 +71,8 @@ def _columns(conn, table: str) -> list[str]:
 def import_doc(conn: sqlite3.Connection, doc: Any) -> dict[str, int]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InvalidInput(f"not a tfdesk catalog export (expected \"format\": \"{FORMAT}\")")
-    if doc.get("schema_version") != SCHEMA_VERSION:
+    # Older exports lack only columns added since (all nullable), so they import as they are.
+    if doc.get("schema_version") not in range(1, SCHEMA_VERSION + 1):
         raise InvalidInput(f"catalog export has schema version {doc.get('schema_version')}; "
                            f"this tfdesk reads version {SCHEMA_VERSION}")
     tables = doc.get("tables")

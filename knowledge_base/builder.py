@@ -169,6 +169,15 @@ def _part_words(part: str) -> str:
 
 
 DOC_HEAD = 800
+COVER_HEAD = 300
+_TERM = re.compile(r"[A-Za-z0-9]+")
+
+
+def terms_of(text: str) -> str:
+    """Porter stems of the words of ``text`` (each once): what a question's words are compared
+    with. The searcher stems the question with the same stemmer."""
+    from knowledge_base.search import stem
+    return " ".join(dict.fromkeys(stem(w.lower()) for w in _TERM.findall(text)))
 
 
 def summary_of(doc: str) -> str:
@@ -394,7 +403,8 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                             canon, last.sig, summary_of(doc), doc, m.lines.get(n),
                             versions[runs[0].first], versions[last.last], runs[0].first,
                             last.last, removed_in, dep_in, dep_text, replacement,
-                            n.count(".")))
+                            n.count("."), terms_of(f"{_part_words(n.rpartition('.')[2])} "
+                                                   f"{summary_of(doc)} {doc[:COVER_HEAD]}")))
         parent_part, _, leaf = n.rpartition(".")
         # Words index what people describe: not the generated tf.raw_ops, and compat.v1 only
         # where it has no TF2 name (those are reached by name, or through their TF2 alias).

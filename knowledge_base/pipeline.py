@@ -11,6 +11,7 @@ from packaging.version import InvalidVersion, Version
 from knowledge_base.builder import build_kb, merge, read_merged, write_merged
 from knowledge_base.errors import KBError
 from knowledge_base.records import ReleaseExtract
+from knowledge_base.store import FORMAT_VERSION
 
 SHIPPED_EXTRACT = Path(__file__).parent / "data" / "kb-extract.jsonl.xz"
 Progress = Callable[[str, int | None, int | None], None]
@@ -33,11 +34,11 @@ def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = F
     if kb_path.is_file() and not force:
         import sqlite3
         try:
-            row = sqlite3.connect(f"file:{kb_path}?mode=ro", uri=True).execute(
-                "SELECT value FROM meta WHERE key='source'").fetchone()
+            meta = dict(sqlite3.connect(f"file:{kb_path}?mode=ro", uri=True).execute(
+                "SELECT key, value FROM meta"))
         except sqlite3.DatabaseError:
-            row = None
-        if row and row[0] == f"extract:{sha}":
+            meta = {}
+        if meta.get("source") == f"extract:{sha}" and meta.get("format") == FORMAT_VERSION:
             return {"skipped": True, "reason": "KB already built from this extract",
                     "path": str(kb_path)}
     if progress:

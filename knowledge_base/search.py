@@ -65,12 +65,13 @@ class Searcher:
             self.children.setdefault(parent, {})[leaf] = sid
             self.prior[sid] = _prior(name, depth, last, newest_ord, kind, canonical)
         self.short_keys = list(self.short)
+        self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
         # Document count per (porter-stemmed) term, to drop words that match half the KB.
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
         self.n_docs = max(1, len(self.names))
-        self.stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)
+        self.stem = stem
 
     # -- public ---------------------------------------------------------------------------
     def search(self, query: str, limit: int = 5) -> list[Hit]:
@@ -156,17 +157,17 @@ class Searcher:
         for sid in self.short.get(leaf, ()):
             exact_case = self.names[sid].endswith("." + parts[-1])
             add(sid, (0.85 if len(parts) == 1 else 0.7) + (0.03 if exact_case else 0), "short")
-        if len(parts) > 1:
-            self._fuzzy_path(q, add)
-        if not self.short.get(leaf):
+        found_path = len(parts) > 1 and self._fuzzy_path(q, add)
+        if not self.short.get(leaf) and not found_path:
             cutoff = 75 if len(leaf) > 4 else 85
             for key, score, _ in process.extract(leaf, self.short_keys, scorer=fuzz.ratio,
                                                  limit=8, score_cutoff=cutoff):
                 for sid in self.short[key]:
                     add(sid, 0.8 * score / 100, "fuzzy")
 
-    def _fuzzy_path(self, q: str, add) -> None:
-        """Walk the dotted name, matching each part among the children of the part before."""
+    def _fuzzy_path(self, q: str, add) -> bool:
+        """Walk the dotted name, matching each part among the children of the part before.
+        True when it led to a symbol."""
         parts = q.split(".")
         if parts[0] in ("tensorflow", "tf"):
             parts = parts[1:]
@@ -176,15 +177,16 @@ class Searcher:
         for i, part in enumerate(parts):
             kids = self.children.get(cur)
             if not kids:
-                return
+                return False
             if part in kids:
                 nxt, score = part, 100.0
             else:
-                m = process.extractOne(part, list(kids), scorer=fuzz.ratio, score_cutoff=70)
+                m = process.extractOne(part, self._kid_list(cur), scorer=fuzz.ratio,
+                                       score_cutoff=70)
                 if m is None:
                     lower = {k.lower(): k for k in kids}
                     if part.lower() not in lower:
-                        return
+                        return False
                     nxt, score = lower[part.lower()], 95.0
                 else:
                     nxt, score = m[0], m[1]
@@ -193,6 +195,12 @@ class Searcher:
         sid = self.name_to_id.get(cur)
         if sid is not None and total < 1.0:
             add(sid, 0.88 * total, "fuzzy")
+        return sid is not None
+
+    def _kid_list(self, parent: str) -> list[str]:
+        if parent not in self._kid_lists:
+            self._kid_lists[parent] = list(self.children[parent])
+        return self._kid_lists[parent]
 
     def _mentioned(self, text: str) -> list[int]:
         return [self.name_to_id[m] for m in re.findall(r"tf\.[\w.]*\w", text)
@@ -235,13 +243,9 @@ class Searcher:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        out = {}
-        for sid, summary, words in self.db.execute(
-                f"SELECT s.id, s.summary || ' ' || substr(s.doc, 1, 300), f.words FROM symbols s "
-                f"JOIN symbols_fts f ON f.rowid = s.id WHERE s.id IN ({marks})", ids):
-            have = {self.stem(w.lower()) for w in _WORD.findall(f"{summary} {words}")}
-            out[sid] = len(wanted & have) / max(1, n_words)
-        return out
+        return {sid: len(wanted.intersection(terms.split())) / max(1, n_words)
+                for sid, terms in self.db.execute(
+                    f"SELECT id, terms FROM symbols WHERE id IN ({marks})", ids)}
 
     def _named_by_words(self, words: list[str]) -> dict[int, float]:
         """Symbols whose own name is a word of the question or two adjacent words joined
@@ -256,6 +260,9 @@ class Searcher:
                 if self.kinds[sid] != "module":
                     out[sid] = 0.3
         return out
+
+
+stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)
 
 
 def _variants(word: str) -> list[str]:

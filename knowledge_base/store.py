@@ -16,6 +16,8 @@ deprecation, replacement, depth)``
     preferred public name of that object there; ``signature``/``doc`` from that release;
     ``first``/``last`` the first and last release it is in (it may be absent in between:
     see spans); ``removed_in`` the release after ``last`` when it is gone from the newest.
+    ``terms``: the porter stems of its name's words, summary and the docstring's opening,
+    which the searcher compares with a question's words without stemming at query time.
 ``spans(symbol_id, first_ord, last_ord, kind, signature, object, deprecation)``
     runs of consecutive releases in which the symbol's facts did not change; ``deprecation``
     is JSON (how, instructions, date, args) or NULL.
@@ -41,7 +43,7 @@ from pathlib import Path
 from knowledge_base import links
 from knowledge_base.errors import KBError
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -54,7 +56,8 @@ CREATE TABLE symbols (
     short TEXT NOT NULL, kind TEXT NOT NULL, object TEXT, canonical TEXT, signature TEXT,
     summary TEXT, doc TEXT, line INTEGER, first TEXT NOT NULL, last TEXT NOT NULL,
     first_ord INTEGER NOT NULL, last_ord INTEGER NOT NULL, removed_in TEXT,
-    deprecated_in TEXT, deprecation TEXT, replacement TEXT, depth INTEGER NOT NULL);
+    deprecated_in TEXT, deprecation TEXT, replacement TEXT, depth INTEGER NOT NULL,
+    terms TEXT);
 CREATE INDEX symbols_module ON symbols(module);
 CREATE INDEX symbols_object ON symbols(object);
 CREATE INDEX symbols_short ON symbols(short COLLATE NOCASE);

@@ -89,6 +89,8 @@ class Engine:
         try:
             scratch.mkdir(parents=True)
             stored = k.prepare(dict(spec), scratch, self.env)
+            if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
+                stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
                                         backend, self.jobs_dir)
             scratch.rename(job.workdir)

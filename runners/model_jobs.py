@@ -1,6 +1,6 @@
-"""Job kinds ``convert-model`` and ``infer``: the work is converters.model's worker, run in
-the runner environment in the job's folder. Registered on import (the models handler imports
-this module)."""
+"""Job kinds ``convert-model``, ``infer`` and ``evaluate``: the work is converters.model's
+worker, run in the runner environment in the job's folder. Registered on import (the models
+handler imports this module)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -27,6 +27,10 @@ def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
 def describe(spec: dict) -> str:
     if spec.get("mode") == "infer":
         return f"{spec.get('name')}, batches {','.join(map(str, spec.get('batches', [])))}"
+    if spec.get("mode") == "evaluate":
+        against = spec.get("against_origin")
+        return (f"{spec.get('name')} on {Path(spec.get('data_origin') or '?').name}"
+                + (f" vs {Path(against).name}" if against else ""))
     return f"{spec.get('name')} -> {spec.get('target')} {spec.get('precision')}"
 
 
@@ -35,6 +39,9 @@ CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"
                                 collect_artifacts=jobspec.artifacts))
 INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan,
                               describe=describe, collect_artifacts=jobspec.artifacts))
+EVALUATE = register_kind(JobKind(name="evaluate", prepare=_prepare("evaluate"),
+                                 local_plan=local_plan, describe=describe,
+                                 collect_artifacts=jobspec.artifacts))
 
 
 # -- Kubernetes: infer as a batch/v1 Job with GPUs --------------------------------------------

@@ -61,6 +61,7 @@ CREATE TABLE IF NOT EXISTS job_artifacts (
     path TEXT NOT NULL,
     size INTEGER NOT NULL,
     kind TEXT NOT NULL,
+    name TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (job_id, path)
 );
 """
@@ -87,6 +88,10 @@ class JobStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._db().executescript(SCHEMA)
+        # Databases made before artifacts had names (the catalog needs "onnx" vs "onnx_source").
+        cols = {r["name"] for r in self._db().execute("PRAGMA table_info(job_artifacts)")}
+        if "name" not in cols:
+            self._db().execute("ALTER TABLE job_artifacts ADD COLUMN name TEXT NOT NULL DEFAULT ''")
 
     # One connection per thread: sqlite3 connections must not be shared across threads.
     def _db(self) -> sqlite3.Connection:
@@ -295,13 +300,16 @@ class JobStore:
     def set_artifacts(self, job_id: str, artifacts: list[dict[str, Any]]) -> None:
         with self._tx() as db:
             db.execute("DELETE FROM job_artifacts WHERE job_id = ?", (job_id,))
-            db.executemany("INSERT INTO job_artifacts VALUES (?,?,?,?)",
-                           [(job_id, a["path"], a["size"], a["kind"]) for a in artifacts])
+            db.executemany("INSERT INTO job_artifacts (job_id, path, size, kind, name) "
+                           "VALUES (?,?,?,?,?)",
+                           [(job_id, a["path"], a["size"], a["kind"], a.get("name") or "")
+                            for a in artifacts])
 
     def artifacts(self, job_id: str) -> list[dict[str, Any]]:
-        rows = self._db().execute("SELECT path, size, kind FROM job_artifacts WHERE job_id = ?"
-                                  " ORDER BY path", (job_id,))
-        return [dict(r) for r in rows]
+        """``name`` is there when the job kind named the artifact (e.g. ``onnx``)."""
+        rows = self._db().execute("SELECT path, size, kind, name FROM job_artifacts "
+                                  "WHERE job_id = ? ORDER BY path", (job_id,))
+        return [{k: r[k] for k in ("path", "size", "kind", "name") if r[k] != ""} for r in rows]
 
     def active_count(self) -> int:
         return self._db().execute(f"SELECT count(*) FROM jobs WHERE state IN ({','.join('?' * len(ACTIVE))})",

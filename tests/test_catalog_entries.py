@@ -35,7 +35,7 @@ def saved_model(path):
 
 def test_wal_mode_and_shared_state_file(conn):
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT value FROM catalog_meta").fetchone()[0] == "1"
+    assert conn.execute("SELECT value FROM catalog_meta").fetchone()[0] == "2"
 
 
 @pytest.mark.parametrize("bad, words", [

@@ -238,3 +238,18 @@ def test_findings_point_at_original_lines():
     assert d["changed"] is True and d["target"] == "horovod"
     assert d["analysis"]["styles"] == ["keras_fit"]
     assert {"rule_id", "line", "col", "severity", "message"} <= set(d["findings"][0])
+
+
+def test_fast_positions_match_libcst_position_provider():
+    from pathlib import Path
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from converters.script.positions import start_positions
+
+    for path in sorted((Path(__file__).parent / "scripts").glob("[ck]*.py")):
+        module = cst.parse_module(path.read_text())
+        reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        mine = start_positions(module)
+        assert {n: (r.start.line, r.start.column) for n, r in reference.items()} == mine, path.name

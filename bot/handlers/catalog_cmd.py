@@ -368,6 +368,23 @@ def pipeline_run(ctx, name, from_step, param):
     return Reply(text=runs.render(st), data={"run": st}, ok=ok, status=0 if ok else 1)
 
 
+@command("pipeline follow", "take over a run whose tfdesk stopped: wait for its running "
+         "step's job, then run the rest",
+         args=[arg("run", help="the run id (run-...)")],
+         examples=["tfdesk pipeline follow run-1a2b3c4d"], slow=True)
+def pipeline_follow(ctx, run):
+    from catalog import runs
+    ex = executor(ctx)
+    if ex is None:
+        return Reply.error("pipelines need the job engine, which this tfdesk does not have yet")
+    conn = db(ctx)  # the engine, made for the executor, has settled what can be settled
+    st = runs.status(conn, run)
+    if st["state"] == runs.RUNNING:
+        st = runs.follow(conn, run, ex, progress=lambda m, d, t: ctx.report(m, d, t))
+    ok = st["state"] == runs.SUCCEEDED
+    return Reply(text=runs.render(st), data={"run": st}, ok=ok, status=0 if ok else 1)
+
+
 @command("pipeline status", "a pipeline run's steps, jobs, outputs and errors",
          args=[arg("run", help="the run id (run-...)")])
 def pipeline_status(ctx, run):

@@ -29,13 +29,15 @@ def engine_config(config):
     )
 
 
-def make_engine(config):
+def make_engine(config, follow_runs: bool = False):
     """The job engine as every face uses it: every job that succeeds registers what it
-    produced in the catalog."""
-    from bot.handlers.pipeline_engine import register_outputs_subscriber
+    produced in the catalog; pipeline runs a stopped tfdesk left behind are settled (and,
+    with ``follow_runs``, for a long-running tfdesk, taken over)."""
+    from bot.handlers.pipeline_engine import reconcile_pipeline_runs, register_outputs_subscriber
     from runners.engine import Engine
     engine = Engine(engine_config(config))
     register_outputs_subscriber(engine, config.state_path)
+    reconcile_pipeline_runs(engine, config.state_path, follow=follow_runs)
     return engine
 
 

@@ -1,4 +1,5 @@
-"""convert-model and infer: model conversion, validation and benchmarks, run as jobs.
+"""convert-model, infer and evaluate: model conversion, validation, benchmarks and metrics on
+labelled data, run as jobs.
 
 The bot never loads a model: the job kinds (runners/model_jobs.py) run
 converters.model.worker in the runner environment. Without the job engine the same worker
@@ -17,6 +18,7 @@ from bot.reply import Reply
 
 TARGETS = ["onnx", "tensorrt", "tf-trt"]
 PRECISIONS = ["fp32", "fp16", "int8"]
+MODES = {"convert-model": "convert", "infer": "infer", "evaluate": "evaluate"}  # job kind -> worker mode
 
 
 def _engine(ctx):
@@ -42,7 +44,8 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
     if engine is None:  # fallback: same worker, in the foreground
         workdir = ctx.config.home / "models" / jobspec.new_id()
         workdir.mkdir(parents=True)
-        stored = jobspec.prepare(spec, workdir, _runner_python(ctx), settings)
+        stored = jobspec.prepare({**spec, "mode": MODES[kind]}, workdir, _runner_python(ctx),
+                                 settings)
         report = jobspec.run_foreground(workdir, _runner_python(ctx), ctx.report)
         return _reply(report, workdir, None, stored)
     job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
@@ -146,3 +149,35 @@ def infer(ctx, model, batch, backend, input, signature, gpus, detach, dry_run): 
         plan = engine.dry_run("infer", {**spec, "settings": ctx.config.section("models")}, backend)
         return Reply(text=plan["text"], data=plan)
     return _run(ctx, "infer", spec, backend, detach)
+
+
+@command("evaluate", "score a model on labelled data (NPZ, CSV, TFRecord), side by side with "
+         "its converted version",
+         args=[arg("model", help="SavedModel folder or archive, .keras, .h5 or .onnx"),
+               arg("--data", required=True,
+                   help="labelled data: .npz (arrays keyed by input name plus 'label'), .csv "
+                   "(header row, a 'label' column) or .tfrecord (tf.train.Example)"),
+               arg("--metrics", help="comma-separated: accuracy, top5 (any topK), mae, mse, "
+                   "rmse, agreement (default: accuracy[,top5] for classes, mae,mse otherwise)"),
+               arg("--against", help="a converted model (e.g. the .onnx convert-model made) to "
+                   "score on the same rows; adds agreement with the original"),
+               arg("--label", help="the label's key or column (default: label, labels, y or "
+                   "target)"),
+               arg("--output", help="the model output to score, for models with several"),
+               arg("--tolerance", help="agreement tolerance for numeric outputs: 1e-3 (atol) or "
+                   "atol=1e-3,rtol=1e-2 (default atol=1e-4,rtol=1e-3)"),
+               arg("--signature", default="serving_default", help="SavedModel signature"),
+               arg("--detach", action="store_true", help="start the job and return at once")],
+         examples=["tfdesk evaluate ./my_model --data test.npz",
+                   "tfdesk evaluate ./my_model --data test.csv --against "
+                   "~/.tfdesk/jobs/j-1a2b3c4d/out/model.optimized.onnx",
+                   "tfdesk evaluate model.keras --data test.tfrecord --metrics accuracy,top5"],
+         slow=True)
+def evaluate(ctx, model, data, metrics, against, label, output, tolerance, signature,  # noqa: PLR0913
+             detach):
+    from converters.model import metrics as metric_rules
+    metric_rules.parse(metrics)  # unknown names answer at once, before any job
+    spec = {"model": str(Path(model).expanduser().resolve()), "data": data, "metrics": metrics,
+            "against": str(Path(against).expanduser().resolve()) if against else None,
+            "label": label, "output": output, "tolerance": tolerance, "signature": signature}
+    return _run(ctx, "evaluate", spec, "local", detach)

@@ -1,18 +1,30 @@
 """The job engine (runners.engine.Engine) as the catalog's StepExecutor, and the subscriber
-that registers every finished job's outputs in the catalog.
+that keeps the catalog in step with every job: outputs registered when a job succeeds, and a
+catalog model marked "in use" while a job reads it (so deleting it is refused).
 
 Lives in bot/ because it is the one place allowed to know both runners and catalog.
 """
 from __future__ import annotations
 
 import json
+import logging
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 
 from catalog.executor import StepOutcome
 
+log = logging.getLogger(__name__)
 TERMINAL = ("succeeded", "failed", "cancelled", "lost")
+# Spec keys that are the catalog's context, not the job's input: they travel as job labels.
+LABEL_KEYS = ("pipeline_run", "step", "project", "register", "dataset")
+# Which artifact is a step's "model" output, best first: the validated conversion, a
+# TensorRT plan, a trained SavedModel; then anything that is a model.
+MODEL_ARTIFACTS = ("onnx", "engine", "saved_model", "keras_model")
+# report.json states of a model job that exited 0 but did not do what the step asked.
+REPORT_FAILURES = {"validation_failed": "the converted model failed numerical validation",
+                   "failed": "the model job failed"}
 
 
 def _abs_artifacts(job, arts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -21,6 +33,19 @@ def _abs_artifacts(job, arts: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "path": str(Path(job.workdir) / a["path"]), **{k: v for k, v in a.items()
                                                            if k not in ("path",)}}
             for a in arts]
+
+
+def _report(arts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The job's report.json (model jobs write one), or {}."""
+    for a in arts:
+        p = Path(a["path"])
+        if p.name == "report.json" and p.is_file():
+            try:
+                data = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            return data if isinstance(data, dict) else {}
+    return {}
 
 
 def _results(arts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -37,7 +62,31 @@ def _results(arts: list[dict[str, Any]]) -> dict[str, Any]:
                 for key in ("validation", "benchmark", "evaluation", "tf_version"):
                     if key in data and key not in out:
                         out[key] = data[key]
+                runner_tf = (data.get("model") or {}).get("runner_tf") \
+                    if isinstance(data.get("model"), dict) else None
+                if runner_tf and "tf_version" not in out:
+                    out["tf_version"] = runner_tf
     return out
+
+
+def _model_output(arts: list[dict[str, Any]]) -> str | None:
+    by_name = {a.get("name"): a for a in arts}
+    for name in MODEL_ARTIFACTS:
+        if name in by_name:
+            return by_name[name]["path"]
+    for a in arts:
+        if a.get("kind") in ("saved_model", "model"):
+            return a["path"]
+    return None
+
+
+def _job_view(job) -> dict[str, Any]:
+    """The job as register_job_outputs wants it: the stored spec with the catalog context
+    (labels) on top, so the subscriber and the pipeline register a step's outputs alike."""
+    labels = job.spec.get("labels") or {}
+    spec = {**job.spec, **{k: v for k, v in labels.items() if k in LABEL_KEYS}}
+    return {"id": job.id, "kind": job.kind, "spec": spec, "owner": job.owner,
+            "state": job.state}
 
 
 class EngineSteps:
@@ -53,12 +102,16 @@ class EngineSteps:
         if kind == "convert-script":
             return self._convert_script(spec)
         spec = dict(spec)
+        labels = {k: spec.pop(k) for k in LABEL_KEYS if spec.get(k) is not None}
         if kind == "train" and "script" in spec and "script_path" not in spec:
             spec["script_path"] = spec.pop("script")
-        return self.engine.submit(kind, spec, owner, reply_to).id
+        if labels:
+            spec["labels"] = labels
+        return self.engine.submit(kind, spec, owner, reply_to,
+                                  backend=spec.pop("backend", None) or "local").id
 
     def _convert_script(self, spec: dict[str, Any]) -> str:
-        from converters.script.api import convert
+        from converters.script import convert
         job_id = f"inline-{secrets.token_hex(4)}"
         try:
             src = Path(spec["script"])
@@ -71,26 +124,50 @@ class EngineSteps:
                                                artifacts=[{"name": "script", "path": str(out)}])
         except KeyError:
             self._inline[job_id] = StepOutcome("failed", error="convert-script needs 'script'")
+        except OSError as exc:
+            self._inline[job_id] = StepOutcome("failed", error=f"cannot read the script: {exc}")
         except Exception as exc:  # noqa: BLE001 - reported as the step's failure
             self._inline[job_id] = StepOutcome("failed", error=str(exc))
         return job_id
 
     def wait(self, job_id: str, timeout: float | None = None) -> StepOutcome:
-        if job_id in self._inline:
-            return self._inline.pop(job_id)
-        job = self.engine.wait(job_id, timeout=timeout)
+        if job_id.startswith("inline-"):
+            if job_id in self._inline:
+                return self._inline.pop(job_id)
+            # An inline step exists only in the process that ran it.
+            return StepOutcome("lost", error="tfdesk stopped while this step ran inline")
+        from runners.models import UnknownJob
+        try:
+            job = self.engine.wait(job_id, timeout=timeout)
+        except UnknownJob:
+            return StepOutcome("lost", error=f"job {job_id} no longer exists (deleted?)")
         if job.state not in TERMINAL:
-            job = self.engine.cancel(job_id)
+            self.engine.cancel(job_id)
             return StepOutcome("failed", error=f"timed out after {timeout:g} s; cancelled")
         arts = _abs_artifacts(job, self.engine.artifacts(job_id))
         outputs: dict[str, Any] = {"workdir": job.workdir}
-        for a in arts:
-            if a.get("kind") in ("saved_model", "model"):
-                outputs.setdefault("model", a["path"])
+        model = _model_output(arts)
+        if model:
+            outputs["model"] = model
+        report = _report(arts)
         results = _results(arts)
         if job.spec.get("tf_version"):
             results.setdefault("tf_version", job.spec["tf_version"])
-        return StepOutcome(job.state, outputs, error=job.reason or "", artifacts=arts,
+        bench = results.get("benchmark") or {}
+        if isinstance(bench.get("speedups"), list) and bench["speedups"]:
+            outputs["speedup"] = bench["speedups"][0]
+        state, error = job.state, job.reason or ""
+        if state in ("succeeded", "failed") and report.get("status") in REPORT_FAILURES:
+            # The report says why in words; the job's reason is only its log's last line.
+            err = report.get("error") or {}
+            detail = err.get("error") if isinstance(err, dict) else str(err)
+            state = "failed"
+            error = REPORT_FAILURES[report["status"]] + (f": {detail}" if detail else "")
+            if report["status"] == "validation_failed":
+                v = report.get("validation") or {}
+                error += f" (max abs error {v.get('max_abs_error', '?')}; see {job.workdir}/" \
+                         "report.json)"
+        return StepOutcome(state, outputs, error=error, artifacts=arts,
                            results=results, tf_version=results.get("tf_version", ""))
 
 
@@ -100,18 +177,110 @@ def engine_executor(ctx):
     return EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps")
 
 
+def _model_read(conn, spec: dict[str, Any]):
+    from catalog.outputs import find_model
+    ref = spec.get("model")
+    if not ref:
+        return None
+    try:
+        return find_model(conn, str(ref))
+    except Exception:  # noqa: BLE001 - a spec naming no catalog model reads nothing of ours
+        return None
+
+
 def register_outputs_subscriber(engine, state_path: Path) -> int:
-    """Subscribe to the engine so that every job that succeeds registers its outputs in the
-    catalog (the lead wires this where the engine is created). Returns the subscription token."""
-    from catalog import open_db, register_job_outputs
+    """Subscribe to the engine so that every job keeps the catalog current: a job that reads a
+    catalog model marks it in use until it ends (deletes are refused meanwhile); a job that
+    succeeds registers its outputs. Returns the subscription token."""
+    from catalog import open_db, register_job_outputs, transaction
+    from catalog.entries import mark_use, release_uses
     conn = open_db(state_path)
+    lock = threading.Lock()  # one connection, used from the event thread and at start
 
     def on_event(ev) -> None:
-        if ev.type != "state" or ev.data.get("state") != "succeeded":
+        if ev.type != "state":
             return
-        job = engine.get(ev.job_id)
-        arts = _abs_artifacts(job, engine.artifacts(ev.job_id))
-        register_job_outputs(conn, job, arts, _results(arts),
-                             tf_version=job.spec.get("tf_version") or "")
+        state = ev.data.get("state")
+        with lock:
+            if state == "queued":
+                try:
+                    job = engine.get(ev.job_id)
+                except Exception:  # noqa: BLE001 - deleted meanwhile
+                    return
+                row = _model_read(conn, job.spec)
+                if row is not None:
+                    with transaction(conn):
+                        mark_use(conn, "model", row["id"], f"job {job.id}")
+                return
+            if state not in TERMINAL:
+                return
+            with transaction(conn):
+                release_uses(conn, f"job {ev.job_id}")
+            if state != "succeeded":
+                return
+            job = engine.get(ev.job_id)
+            arts = _abs_artifacts(job, engine.artifacts(ev.job_id))
+            view = _job_view(job)
+            results = _results(arts)
+            register_job_outputs(conn, view, arts, results,
+                                 run_id=view["spec"].get("pipeline_run"),
+                                 name=view["spec"].get("register"),
+                                 tf_version=job.spec.get("tf_version") or
+                                 results.get("tf_version", ""))
 
-    return engine.subscribe(on_event)
+    token = engine.subscribe(on_event)
+    # Jobs that ended while no tfdesk ran (or before this subscription): free what they held.
+    with lock:
+        stale = [r["user"] for r in conn.execute(
+            "SELECT DISTINCT user FROM catalog_uses WHERE user LIKE 'job %'")]
+        for user in stale:
+            try:
+                ended = engine.get(user[4:]).state in TERMINAL
+            except Exception:  # noqa: BLE001 - the job is gone altogether
+                ended = True
+            if ended:
+                with transaction(conn):
+                    release_uses(conn, user)
+    return token
+
+
+def _job_state(engine):
+    from runners.models import UnknownJob
+
+    def state(job_id: str):
+        try:
+            job = engine.get(job_id)
+        except UnknownJob:
+            return None
+        return job.state, job.reason or ""
+    return state
+
+
+def reconcile_pipeline_runs(engine, state_path: Path, follow: bool = False
+                            ) -> list[dict[str, Any]]:
+    """Settle pipeline runs a stopped tfdesk left running (catalog.runs.reconcile), after the
+    engine has reconciled its jobs. With ``follow`` (a long-running tfdesk), runs whose step
+    job is still going or succeeded are taken over in background threads; otherwise they wait
+    for ``pipeline follow RUN``."""
+    from catalog import open_db, runs
+    conn = open_db(state_path)
+    try:
+        found = runs.reconcile(conn, _job_state(engine))
+    finally:
+        conn.close()
+    for r in found:
+        if r["action"] == "follow" and follow:
+            threading.Thread(target=_follow_quietly, args=(engine, state_path, r["run"]),
+                             name=f"pipeline-{r['run']}", daemon=True).start()
+    return found
+
+
+def _follow_quietly(engine, state_path: Path, run_id: str) -> None:
+    from catalog import open_db, runs
+    conn = open_db(state_path)  # a thread of its own gets a connection of its own
+    try:
+        runs.follow(conn, run_id, EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps"))
+    except Exception:  # noqa: BLE001 - e.g. another tfdesk took it over first
+        log.exception("following pipeline run %s failed", run_id)
+    finally:
+        conn.close()

@@ -12,10 +12,11 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from bot.slack import blocks as bk
 from bot.slack.messenger import Messenger
+from bot.slack.results import job_result
 from bot.slack.store import SlackStore
 
 log = logging.getLogger(__name__)
@@ -38,13 +39,24 @@ def metric_line(row: dict[str, Any] | None) -> str:
     return " · ".join(parts)
 
 
-def status_message(job, metrics: list[dict[str, Any]]) -> dict[str, Any]:
+def progress_line(progress: tuple[str, int | None, int | None] | None) -> str:
+    if not progress:
+        return ""
+    text, done, total = progress
+    return f"{text} ({done}/{total})" if done is not None and total else text
+
+
+def status_message(job, metrics: list[dict[str, Any]],
+                   progress: tuple[str, int | None, int | None] | None = None) -> dict[str, Any]:
     state = job.state
     head = f"{ICONS.get(state, '')} Job `{bk.escape(job.id)}` ({bk.escape(job.kind)}): *{state}*"
     blocks = [bk.section(head)]
     line = metric_line(metrics[-1] if metrics else None)
     if line:
         blocks.append(bk.context(bk.escape(line)))
+    step = progress_line(progress) if state not in TERMINAL else ""
+    if step:
+        blocks.append(bk.context(":gear: " + bk.escape(step)))
     if job.reason:
         blocks.append(bk.context(bk.escape(job.reason)))
     if state not in TERMINAL:
@@ -71,9 +83,15 @@ def final_message(job, metrics: list[dict[str, Any]]) -> dict[str, Any]:
     return {"text": f"Job {job.id} ({job.kind}) {job.state}", "blocks": blocks}
 
 
+def _progress_of(line: str) -> tuple[str, int | None, int | None] | None:
+    from converters.model.jobspec import parse_progress  # a few lines of JSON parsing
+    return parse_progress(line or "")
+
+
 class JobPublisher:
     def __init__(self, jobs, messenger: Messenger, store: SlackStore, charts_dir: Path,
-                 min_interval: float = 1.0, poll_interval: float = 2.0):
+                 min_interval: float = 1.0, poll_interval: float = 2.0,
+                 busy: Callable[[str, str | None], bool] | None = None):
         self.jobs = jobs  # runners.store.JobStore (read only here)
         self.messenger = messenger
         self.store = store
@@ -83,6 +101,13 @@ class JobPublisher:
         self._dirty: set[str] = set()
         self._last: dict[str, float] = {}
         self._seen: dict[str, tuple[str, int]] = {}
+        # The last status message sent per job: an unchanged one is not sent again.
+        self._sent: dict[str, dict[str, Any]] = {}
+        # The latest progress step a job's log announced (model conversions): text, done, total.
+        self._progress: dict[str, tuple[str, int | None, int | None]] = {}
+        # Is a command still running in this (channel, thread)? Its own answer will name the
+        # jobs it started, so they are not adopted behind its back.
+        self.busy = busy or (lambda channel, thread_ts: False)
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -92,6 +117,12 @@ class JobPublisher:
         """Engine subscriber: only marks the job; never blocks the engine or raises."""
         job_id = getattr(event, "job_id", None) or (event.get("job_id")
                                                    if isinstance(event, dict) else None)
+        if job_id and getattr(event, "type", None) == "log":
+            # Output lines are many; only the progress lines a worker prints change the status.
+            step = _progress_of(getattr(event, "message", ""))
+            if step is None:
+                return
+            self._progress[str(job_id)] = step
         if job_id:
             with self._cond:
                 self._dirty.add(str(job_id))
@@ -114,9 +145,12 @@ class JobPublisher:
             self.store.mark_final_sent(job_id)
             return
         metrics = self.jobs.metrics(job_id)
-        message = status_message(job, metrics)
+        message = status_message(job, metrics, self._progress.get(job_id))
         if row["status_ts"]:
-            self.messenger.update(row["channel"], row["status_ts"], message, job_id=job_id)
+            if self._sent.get(job_id) != message:
+                if self.messenger.update(row["channel"], row["status_ts"], message,
+                                         job_id=job_id):
+                    self._sent[job_id] = message
         else:
             ts = self.messenger.post(row["channel"], message, thread_ts=row["thread_ts"],
                                      keep=False)
@@ -127,22 +161,36 @@ class JobPublisher:
             self.send_final(job, metrics, row)
 
     def send_final(self, job, metrics, row) -> bool:
-        ts = self.messenger.post(row["channel"], final_message(job, metrics),
+        """One final result: the command's own rendering for kinds that have one (a model
+        conversion: validation, benchmark, chart, report), else state, metrics and a chart."""
+        result = job_result(job)
+        if result is not None:
+            message = bk.render_reply(result, extra=[bk.actions(
+                [bk.button("Show logs", "tf_job_logs", job.id)], block_id=f"final:{job.id}")])
+            files = list(result.files)
+        else:
+            message = final_message(job, metrics)
+            files = None
+        ts = self.messenger.post(row["channel"], message,
                                  thread_ts=row["thread_ts"] or row["status_ts"], keep=False)
         if ts is None:
             return False  # stays pending; deliver_pending retries it
         self.store.mark_final_sent(job.id)
-        chart = self._chart(job, metrics)
-        if chart:
-            self.messenger.upload(row["channel"], row["thread_ts"] or ts, [chart],
-                                  job_id=job.id)
+        self._progress.pop(job.id, None)
+        if files is None:
+            chart = self._chart(job, metrics)
+            files = [chart] if chart else []
+        if files:
+            self.messenger.upload(row["channel"], row["thread_ts"] or ts, files, job_id=job.id)
         return True
 
     def _chart(self, job, metrics) -> Path | None:
         try:
             for a in self.jobs.artifacts(job.id):
-                if str(a.get("path", "")).endswith(".png") and Path(a["path"]).is_file():
-                    return Path(a["path"])
+                # Artifact paths are relative to the job's folder.
+                path = Path(job.workdir or ".") / str(a.get("path", ""))
+                if path.suffix == ".png" and path.is_file():
+                    return path
         except Exception:  # noqa: BLE001 - a chart is a nicety
             pass
         try:
@@ -176,7 +224,8 @@ class JobPublisher:
         for job in self.jobs.list(states=("queued", "starting", "running")):
             to = job.reply_to or {}
             if (to.get("kind") == "slack" and to.get("channel") and now - job.created_at
-                    >= min_age_s and self.store.job_message(job.id) is None):
+                    >= min_age_s and self.store.job_message(job.id) is None
+                    and not self.busy(to["channel"], to.get("thread_ts"))):
                 self.store.set_job_message(job.id, to["channel"], to.get("thread_ts"))
                 self.on_event({"job_id": job.id})
 

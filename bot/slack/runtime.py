@@ -33,7 +33,8 @@ class Runtime:
         self.publisher = JobPublisher(self.jobs, self.bot.messenger, self.bot.store,
                                       config.home / "slack" / "charts",
                                       min_interval=min_update_interval,
-                                      poll_interval=poll_interval)
+                                      poll_interval=poll_interval,
+                                      busy=self.bot.service.busy)
         self.bot.service.on_job_started = self.publisher.attach
         self.maintenance_interval = maintenance_interval
         self._stop = threading.Event()

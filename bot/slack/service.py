@@ -11,6 +11,9 @@ import json
 import logging
 import re
 import shlex
+import threading
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -63,6 +66,31 @@ class SlackService:
         self.uploads_dir = config.home / "slack" / "uploads"
         # Set by the job publisher: called with (job_id, Where, status message ts).
         self.on_job_started: Callable[[str, Where, str | None], None] | None = None
+        # Threads where a command is still running: (channel, thread_ts) -> how many.
+        self._busy: Counter = Counter()
+        self._busy_lock = threading.Lock()
+
+    def busy(self, channel: str, thread_ts: str | None) -> bool:
+        """Is a command still running in this thread? Its answer will speak for its jobs."""
+        with self._busy_lock:
+            return self._busy[(channel, thread_ts)] > 0
+
+    @contextmanager
+    def _working(self, where: "Where"):
+        key = (where.channel, where.thread_ts)
+        with self._busy_lock:
+            self._busy[key] += 1
+        try:
+            yield
+        finally:
+            with self._busy_lock:
+                self._busy[key] -= 1
+                if self._busy[key] <= 0:
+                    del self._busy[key]
+
+    def _dispatch(self, where: "Where", command) -> Reply:
+        with self._working(where):
+            return run_command(self.context(where), command)
 
     # -- shared pieces -------------------------------------------------------------------------
     def context(self, where: Where) -> Context:
@@ -82,7 +110,7 @@ class SlackService:
         reason = self.gate.check(where.user, where.channel, command.name, line)
         if reason:
             return command, Reply.error(reason, {"refused": True}), reason
-        return command, run_command(self.context(where), command), None
+        return command, self._dispatch(where, command), None
 
     def _answer(self, where: Where, reply: Reply, *, line: str | None = None,
                 as_json: bool = False, extra=(), status_ts: str | None = None,
@@ -102,11 +130,17 @@ class SlackService:
 
     def _job_started(self, reply: Reply, where: Where, ts: str | None) -> None:
         job_id = bk.job_id_of(reply.data)
-        # A job already finished (a command that waited) has said everything in its answer.
-        if job_id and reply.ok and bk.job_state_of(reply.data) in bk.RUNNING_STATES:
+        if not job_id:
+            return
+        if reply.ok and bk.job_state_of(reply.data) in bk.RUNNING_STATES:
             self.store.set_job_message(job_id, where.channel, where.thread_ts or ts, ts)
             if self.on_job_started:
                 self.on_job_started(job_id, where, ts)
+            return
+        # A job that already finished (a command that waited for it) has said everything in
+        # this answer: its record is closed so the publisher never posts a second result.
+        self.store.set_job_message(job_id, where.channel, where.thread_ts or ts, ts)
+        self.store.mark_final_sent(job_id)
 
     # -- /tf ---------------------------------------------------------------------------------
     def slash(self, user: str, channel: str, text: str, respond: Callable | None = None) -> None:
@@ -132,9 +166,10 @@ class SlackService:
                     "or use a channel it is in."), respond)
                 return
             where.thread_ts = ts
-            reply = run_command(self.context(where), command)
+            reply = self._dispatch(where, command)
             if not reply.ok:
                 self.messenger.update(channel, ts, bk.render_reply(reply, user=user, line=text))
+                self._job_started(reply, where, ts)  # closes the record of a failed job
                 return
             self._answer(where, reply, as_json=command.json, track=True)
             return
@@ -169,7 +204,10 @@ class SlackService:
         if not instruction:
             instruction = "help"
         command, reply, _ = self._run(where, instruction)
-        self._answer(where, reply, as_json=bool(command and command.json))
+        # A command that starts a job: its answer becomes the job's status message.
+        track = bool(command and (command.name in COMPUTE_COMMANDS or
+                                  COMMANDS[command.name].slow))
+        self._answer(where, reply, as_json=bool(command and command.json), track=track)
 
     # -- file uploads --------------------------------------------------------------------------
     def file_info(self, f: dict[str, Any]) -> dict[str, Any]:

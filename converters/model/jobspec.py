@@ -94,12 +94,8 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         raise BadInput(f"{spec['model']} does not exist")
     if model.is_file() and intake.archive_kind(model):
         model = intake.extract(model, workdir / "source", limits)
-    if mode == "infer" and model.is_file() and model.suffix == ".onnx":
-        source = {"kind": "onnx", "path": str(model.resolve()), "producer": ""}
-    else:
-        versions = runner_versions(str(runner_python))
-        source = intake.identify(model, versions.get("tensorflow"), versions.get("keras")).to_dict()
-    source["path"] = _rel(Path(source["path"]), workdir)
+    source = _source(model, mode, workdir, runner_python)
+    evaluation = _evaluation(spec, workdir, runner_python, limits) if mode == "evaluate" else {}
     stored = {
         "id": spec.get("id") or new_id(), "mode": mode, "name": Path(str(spec["model"])).name,
         "model": str(spec["model"]),
@@ -120,9 +116,55 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         "kubernetes": {**settings.get("tensorrt", {}), **(spec.get("kubernetes") or {})},
         # The runner env may lack matplotlib; then the worker asks the bot's Python to draw.
         "chart_python": sys.executable, "repo_root": str(REPO_ROOT),
+        **evaluation,
     }
     (workdir / SPEC_FILE).write_text(json.dumps(stored, indent=2))
     return stored
+
+
+def _source(model: Path, mode: str, workdir: Path, runner_python: str | Path) -> dict[str, Any]:
+    """What the worker loads: an ONNX file as is (infer, evaluate), anything else identified
+    from its files (no TensorFlow here)."""
+    if mode in ("infer", "evaluate") and model.is_file() and model.suffix == ".onnx":
+        source = {"kind": "onnx", "path": str(model.resolve()), "producer": ""}
+    else:
+        versions = runner_versions(str(runner_python))
+        source = intake.identify(model, versions.get("tensorflow"), versions.get("keras")).to_dict()
+    source["path"] = _rel(Path(source["path"]), workdir)
+    return source
+
+
+def _evaluation(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
+                limits: intake.Limits) -> dict[str, Any]:
+    """evaluate's part of the spec: the labelled data (copied in), the model to compare, the
+    metrics. Everything checkable without loading a model is checked here, before a job."""
+    from converters.model import labelled, metrics
+    if not spec.get("data"):
+        raise BadInput("evaluate needs labelled data: --data FILE (.npz, .csv or .tfrecord)")
+    src = Path(str(spec["data"])).expanduser()
+    fmt_suffix = src.suffix.lower()
+    labelled.data_format(src)
+    if not src.is_file():
+        raise BadInput(f"--data file {spec['data']} does not exist")
+    if src.stat().st_size == 0:
+        raise BadInput(f"--data file {src.name} is empty")
+    dest = workdir / "inputs" / ("data" + fmt_suffix)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+    out: dict[str, Any] = {"data": str(dest.relative_to(workdir)), "data_origin": str(src.resolve()),
+                           "metrics": metrics.parse(spec.get("metrics")),
+                           "label_key": spec.get("label") or None,
+                           "output": spec.get("output") or None,
+                           "eval_batch": int(spec.get("eval_batch") or 256), "against": None}
+    if spec.get("against"):
+        other = Path(str(spec["against"])).expanduser()
+        if not other.exists():
+            raise BadInput(f"--against {spec['against']} does not exist")
+        if other.is_file() and intake.archive_kind(other):
+            other = intake.extract(other, workdir / "against", limits)
+        out["against"] = _source(other, "evaluate", workdir, runner_python)
+        out["against_origin"] = str(spec["against"])
+    return out
 
 
 def worker_command(runner_python: str | Path) -> list[str]:
@@ -195,7 +237,7 @@ def artifacts(workdir: Path) -> list[dict[str, Any]]:
     for p in sorted(workdir.rglob("*")):
         rel = p.relative_to(workdir)
         # Hidden entries are the job's bookkeeping and library caches (HOME is the workdir).
-        if not p.is_file() or rel.parts[0] in ("source", "inputs") or \
+        if not p.is_file() or rel.parts[0] in ("source", "inputs", "against", "saved_model_against") or \
                 any(part.startswith(".") for part in rel.parts) or \
                 str(rel) in (SPEC_FILE, "worker.log", "job.log"):
             continue

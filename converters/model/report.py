@@ -52,7 +52,9 @@ def summary(report: dict) -> str:
     lines = []
     model = report.get("model", {})
     conv = report.get("conversion", {})
-    if report.get("mode") == "infer":
+    if report.get("mode") == "evaluate":
+        lines.extend(evaluation_lines(model.get("name", "model"), report.get("evaluation") or {}))
+    elif report.get("mode") == "infer":
         lines.append(f"Benchmark of {model.get('name', 'model')} ({report.get('backend', '')})")
     else:
         lines.append(f"Converted {model.get('name', 'model')} -> {conv.get('target', '?')} "
@@ -81,3 +83,35 @@ def summary(report: dict) -> str:
     for w in report.get("warnings", []):
         lines.append(f"note: {w}")
     return "\n".join(lines)
+
+
+def _fmt(name: str, value: float) -> str:
+    return f"{value:.2%}" if name == "accuracy" or name.startswith("top") else f"{value:.4g}"
+
+
+def evaluation_lines(name: str, ev: dict) -> list[str]:
+    """The metrics as a small table, one column per model."""
+    data = ev.get("data", {})
+    lines = [f"Evaluation of {name} on {data.get('file', '?')} ({data.get('rows', '?')} rows, "
+             f"output {ev.get('output', '?')!r}, {ev.get('task', '')})"]
+    models = ev.get("models", [])
+    if not models:
+        return lines
+    heads = [f"{m['label']} ({m['backend']})" for m in models]
+    width = max(len(h) for h in heads) + 2
+    lines.append("  " + "metric".ljust(10) + "".join(h.rjust(width) for h in heads)
+                 + ("difference".rjust(12) if ev.get("differences") else ""))
+    for metric in ev.get("metrics", []):
+        row = "  " + metric.ljust(10) + "".join(_fmt(metric, m["metrics"][metric]).rjust(width)
+                                                for m in models)
+        if ev.get("differences"):
+            d = ev["differences"][metric]
+            row += (f"{d * 100:+.2f} pt" if metric == "accuracy" or metric.startswith("top")
+                    else f"{d:+.3g}").rjust(12)
+        lines.append(row)
+    agree = ev.get("agreement")
+    if agree:
+        lines.append(f"Agreement: {agree['agreement']:.2%} of rows predict the same "
+                     f"({agree['disagreeing_rows']} differ); max abs difference "
+                     f"{agree['max_abs_diff']:.3g}")
+    return lines

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from converters.model import benchmark, intake, samples, validate
-from converters.model.errors import ModelError, NeedsGPU, NotAModel, UnsupportedOps
+from converters.model.errors import (BadInput, BadOption, ModelError, NeedsGPU, NotAModel,
+                                     UnsupportedOps)
 
 EXIT_USER_ERROR = 3
 
@@ -41,8 +42,25 @@ def export_keras(source: dict, dest: Path) -> Path:
     return dest
 
 
+# Op-name prefix -> the module whose import registers those ops. A Keras model trained with
+# hvd.DistributedOptimizer keeps HorovodAllreduce in its saved training functions, so it will
+# not load (nor convert) until Horovod's op library is loaded, though serving never runs them.
+OP_LIBRARIES = {"Horovod": "horovod.tensorflow"}
+
+
+def load_op_libraries(ops: list[str]) -> None:
+    import importlib
+    for prefix, module in OP_LIBRARIES.items():
+        if any(op.startswith(prefix) for op in ops):
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                pass  # check_ops_registered names the ops that are still unknown
+
+
 def check_ops_registered(ops: list[str]) -> None:
     from tensorflow.python.framework import op_def_registry
+    load_op_libraries(ops)
     unknown = sorted(op for op in ops if op_def_registry.get(op) is None)
     if unknown:
         raise UnsupportedOps(
@@ -179,29 +197,38 @@ def convert(spec: dict, work: Path, report: dict) -> None:
         report["status"] = "validation_failed"
 
 
-def source_saved_model(spec: dict, work: Path) -> Path:
-    source = spec["source"]
+def source_saved_model(spec: dict, work: Path, source: dict | None = None,
+                       export_dir: str = "saved_model") -> Path:
+    source = source or spec["source"]
     if source["kind"] in ("keras", "h5"):
         progress("loading the Keras model and exporting a SavedModel")
-        return export_keras(source, work / "saved_model")
+        return export_keras(source, work / export_dir)
     return Path(source["path"])
 
 
-def infer(spec: dict, work: Path, report: dict) -> None:
+def open_model(spec: dict, work: Path, source: dict | None = None,
+               export_dir: str = "saved_model"):
+    """(callable model, signature inputs, signature outputs or None, backend name)."""
     from converters.model.backends import ORTBackend, TFBackend
-    path = Path(spec["source"]["path"])
-    if spec["source"]["kind"] == "onnx":
-        model = ORTBackend(path)
-        sig_inputs = model.input_specs()
-        report["backend"] = "onnxruntime"
-    else:
-        import tensorflow as tf
-        saved_model = source_saved_model(spec, work)
-        meta = intake.identify(saved_model, runner_tf=tf.__version__)
-        sig_key = spec.get("signature", "serving_default")
-        sig_inputs = meta.info["signatures"][sig_key]["inputs"]
-        model = TFBackend(saved_model, sig_key)
-        report["backend"] = "tensorflow"
+    source = source or spec["source"]
+    if source["kind"] == "onnx":
+        model = ORTBackend(Path(source["path"]))
+        return model, model.input_specs(), model.outputs, "onnxruntime"
+    import tensorflow as tf
+    saved_model = source_saved_model(spec, work, source, export_dir)
+    meta = intake.identify(saved_model, runner_tf=tf.__version__)
+    load_op_libraries(meta.info["ops"])
+    sig_key = spec.get("signature", "serving_default")
+    if sig_key not in meta.info["signatures"]:
+        raise NotAModel(f"no signature {sig_key!r}; the model has "
+                        f"{sorted(meta.info['signatures'])}")
+    sig = meta.info["signatures"][sig_key]
+    return (TFBackend(saved_model, sig_key), sig["inputs"],
+            [o["name"] for o in sig.get("outputs", [])] or None, "tensorflow")
+
+
+def infer(spec: dict, work: Path, report: dict) -> None:
+    model, sig_inputs, _, report["backend"] = open_model(spec, work)
     if spec.get("input"):
         user = samples.load(Path(spec["input"]), sig_inputs)
         preds = {}
@@ -214,6 +241,70 @@ def infer(spec: dict, work: Path, report: dict) -> None:
     bench = run_benchmarks(spec, sig_inputs, {"original": model})
     bench["original_label"] = report["backend"]
     report["benchmark"] = bench
+
+
+def _predict(model, feeds: dict, batch: int, output: str | None, outputs: list[str] | None,
+             label: str) -> tuple[str, np.ndarray]:
+    preds: list[np.ndarray] = []
+    for part in samples.batches(feeds, batch):
+        got = model(part)
+        if output is None:
+            if len(got) != 1:
+                raise BadOption(f"the {label} model has outputs {sorted(got)}; choose the one "
+                                "to score with --output NAME")
+            output = next(iter(got))
+        if output not in got:
+            raise BadOption(f"the {label} model has no output {output!r}; it has {sorted(got)}")
+        preds.append(np.asarray(got[output]))
+    return output, np.concatenate(preds)
+
+
+def evaluate(spec: dict, work: Path, report: dict) -> None:
+    """Score the model (and ``against``, side by side on the same rows) on labelled data."""
+    from converters.model import labelled, metrics
+    progress("loading the model")
+    models = [("original", *open_model(spec, work))]
+    if spec.get("against"):
+        progress("loading the model to compare")
+        models.append(("converted", *open_model(spec, work, spec["against"], "saved_model_against")))
+    sig_inputs = models[0][2]
+    for label, _, inputs, _, _ in models[1:]:
+        theirs, ours = {i["name"] for i in inputs}, {i["name"] for i in sig_inputs}
+        if not theirs <= ours:
+            raise BadInput(f"the {label} model takes inputs {sorted(theirs)} but the original "
+                           f"takes {sorted(ours)}; they are not the same model")
+    progress("reading the labelled data")
+    feeds, labels = labelled.load(Path(spec["data"]), sig_inputs, spec.get("label_key"))
+    data_name = Path(spec.get("data_origin") or spec["data"]).name
+    what = f"{data_name}"
+    rows = len(labels)
+    names = list(spec.get("metrics") or [])
+    output = spec.get("output")
+    results, preds = [], {}
+    for i, (label, model, _, outs, backend) in enumerate(models):
+        progress(f"predicting: {label} ({backend})", i, len(models))
+        output, pred = _predict(model, feeds, int(spec.get("eval_batch", 256)), output, outs, label)
+        if len(pred) != rows:
+            raise BadInput(f"the {label} model gave {len(pred)} predictions for {rows} rows")
+        names = names or metrics.default_metrics(pred)
+        preds[label] = pred
+        path = Path(spec["against"]["path"] if label == "converted" else spec["source"]["path"])
+        results.append({"label": label, "model": path.name, "backend": backend,
+                        "metrics": metrics.compute(names, pred, labels, what)})
+    ev: dict = {"data": {"file": data_name, "format": labelled.data_format(Path(spec["data"])),
+                         "rows": rows},
+                "output": output, "task": metrics.task_of(preds["original"]),
+                "metrics": [n for n in names if n != "agreement"], "models": results}
+    if "converted" in preds:
+        tol = validate.Tolerance(**spec["tolerance"])
+        ev["agreement"] = metrics.agreement(preds["original"], preds["converted"],
+                                            tol.atol, tol.rtol)
+        ev["differences"] = {n: results[1]["metrics"][n] - results[0]["metrics"][n]
+                             for n in ev["metrics"]}
+    elif "agreement" in names:
+        report["warnings"].append("agreement needs a second model: pass --against CONVERTED")
+    np.savez(work / "predictions.npz", labels=labels, **preds)
+    report["evaluation"] = ev
 
 
 def draw_chart(spec: dict, report: dict, work: Path) -> None:
@@ -243,7 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(spec.get("workdir") or Path.cwd()).resolve()
     work.mkdir(parents=True, exist_ok=True)
     spec["source"]["path"] = str(work / spec["source"]["path"])
-    for key in ("input", "calibration"):
+    if spec.get("against"):
+        spec["against"]["path"] = str(work / spec["against"]["path"])
+    for key in ("input", "calibration", "data"):
         if spec.get(key):
             spec[key] = str(work / spec[key])
     report: dict = {"id": spec["id"], "mode": spec.get("mode", "convert"), "status": "succeeded",
@@ -252,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
                     "warnings": [], "started": time.time()}
     code = 0
     try:
-        (convert if report["mode"] == "convert" else infer)(spec, work, report)
+        {"convert": convert, "infer": infer, "evaluate": evaluate}[report["mode"]](
+            spec, work, report)
     except ModelError as exc:
         report.update(status="failed", error=exc.to_dict())
         code = EXIT_USER_ERROR
