@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/catalog.py [--models 100000] [--datasets 10000] [--repeat 200]
 
-Target: p99 under 20 ms for a filtered list of 50 (what 'models list --tag T' answers). The
+Target: p99 under 20 ms for a filtered list of 50 (what 'models list --tag T' answers), any
+filter or search. ``--search`` is answered from an FTS5 trigram index (substring matches). The
 baseline, measured in the same run on the same database, is a bare indexed SELECT of 50 rows
 with no filter and no tags/projects lookup; ratios say what the catalog's work costs on top.
 """
@@ -93,6 +94,13 @@ def main() -> int:
             "models list --search (common)": lambda i: models.list_(conn, search="task 1"),
             "models list --search (rare)": lambda i: models.list_(
                 conn, search=f"model-{rnd.randint(0, args.models // 5 - 1)}"),
+            "models list --search (common) --owner": lambda i: models.list_(
+                conn, search="task 1", owner=rnd.choice(OWNERS)),
+            "models list --search (rare) --project": lambda i: models.list_(
+                conn, search=f"model-{rnd.randint(0, args.models // 5 - 1)}",
+                project=f"proj{rnd.randint(1, 100)}"),
+            "datasets list --search (rare)": lambda i: datasets.list_(
+                conn, search=f"ds-{rnd.randint(0, args.datasets - 1)}"),
             "models show NAME": lambda i: models.get(conn, f"model-{rnd.randint(0, args.models // 5 - 1)}"),
             "datasets list --tag": lambda i: datasets.list_(conn, tag=rnd.choice(TAGS)),
             "datasets list --owner": lambda i: datasets.list_(conn, owner=rnd.choice(OWNERS)),
@@ -107,7 +115,7 @@ def main() -> int:
             p50, p99 = statistics.median(xs), pct(xs, 99)
             base = base or p50
             target = ""
-            if "list --" in name and "search" not in name:
+            if "list --" in name:  # every filtered list, searches included
                 worst_filtered = max(worst_filtered, p99)
                 target = "ok" if p99 < 20 else "MISSED (p99 >= 20 ms)"
             print(f"{name:38} {p50:8.2f} {p99:8.2f} {p50 / base:15.1f}  {target}")

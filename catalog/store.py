@@ -186,11 +186,45 @@ def open_db(path: str | Path) -> sqlite3.Connection:
     return conn
 
 
+# Tables whose name and description `--search` looks in. Each gets an FTS5 index with the
+# trigram tokenizer, so a search keeps its substring meaning (like LIKE '%text%', any case)
+# but is answered from the index instead of a scan of every row. Triggers keep it current.
+SEARCHABLE = ("catalog_projects", "catalog_datasets", "catalog_models", "catalog_environments",
+              "catalog_components", "catalog_pipelines")
+
+
+def fts_table(table: str) -> str:
+    return f"{table}_fts"
+
+
+def _fts_statements(table: str) -> list[str]:
+    fts = fts_table(table)
+    old = f"INSERT INTO {fts} ({fts}, rowid, name, description) VALUES " \
+          "('delete', old.id, old.name, old.description);"
+    new = f"INSERT INTO {fts} (rowid, name, description) VALUES " \
+          "(new.id, new.name, new.description);"
+    return [
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(name, description, "
+        f"content='{table}', content_rowid='id', tokenize='trigram')",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN {new} END",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN {old} END",
+        f"CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE OF name, description ON {table} "
+        f"BEGIN {old} {new} END",
+    ]
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
     """Bring tables made by an older tfdesk up to SCHEMA_VERSION (columns added since)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(catalog_runs)")}
     if "driver" not in cols:  # version 2
         conn.execute("ALTER TABLE catalog_runs ADD COLUMN driver TEXT")
+    for table in SEARCHABLE:  # version 2: search indexes, filled from existing rows
+        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?",
+                              (fts_table(table),)).fetchone()
+        for stmt in _fts_statements(table):
+            conn.execute(stmt)
+        if not exists:
+            conn.execute(f"INSERT INTO {fts_table(table)} ({fts_table(table)}) VALUES ('rebuild')")
 
 
 _savepoints = count()

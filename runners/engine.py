@@ -342,7 +342,8 @@ class Engine:
             if record is not None:
                 self.ingest_log(job, paths(workdir)["log"])
                 self._finish_local(job, record)
-            elif job.cancel_requested:
+            elif job.cancel_requested or self.store.get(job.id).cancel_requested:
+                # The stored flag decides: this Job object may predate the cancel request.
                 self._finish(job, CANCELLED, "cancelled (its processes were stopped)")
             else:
                 self._finish(job, LOST, f"its process (pid {job.handle.get('pid')}) is gone and left "

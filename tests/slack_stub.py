@@ -141,10 +141,11 @@ class SlackStub:
     def _json(self, h, status: int, data: dict, headers: dict[str, str] | None = None) -> None:
         self._send(h, status, json.dumps(data).encode(), headers)
 
-    def _record(self, method: str, args: dict, status: int, auth: str | None) -> None:
+    def _record(self, method: str, args: dict, status: int, auth: str | None,
+                result: dict | None = None) -> None:
         with self._cond:
             self.calls.append({"method": method, "args": args, "status": status, "auth": auth,
-                               "at": time.monotonic()})
+                               "at": time.monotonic(), "result": result or {}})
             self._cond.notify_all()
 
     def _get(self, h) -> None:
@@ -221,7 +222,7 @@ class SlackStub:
             self._json(h, 200, {"ok": False, "error": "invalid_auth"})
             return
         result = self._method(method, args)
-        self._record(method, args, 200, auth)
+        self._record(method, args, 200, auth, result)
         self._json(h, 200, result)
 
     def _method(self, method: str, args: dict) -> dict:

@@ -253,3 +253,23 @@ def test_fast_positions_match_libcst_position_provider():
         reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         mine = start_positions(module)
         assert {n: (r.start.line, r.start.column) for n, r in reference.items()} == mine, path.name
+
+
+def test_scikit_learn_fit_and_numpy_save_are_left_alone():
+    r = conv("""\
+        import numpy as np
+        import tensorflow as tf
+        from sklearn.preprocessing import StandardScaler
+        scaler = StandardScaler()
+        scaler.fit(x)
+        model = tf.keras.Sequential()
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(scaler.transform(x), y, batch_size=8)
+        np.save("x.npy", x)
+        """, "tf-distribute")
+    assert "scaler.fit(x)\n" in r.code
+    assert "batch_size=8 * strategy.num_replicas_in_sync" in r.code
+    assert 'np.save("x.npy", x)' in r.code
+    h = conv("import tensorflow as tf\nfrom sklearn.linear_model import Ridge\nclf = Ridge()\n"
+             "clf.fit(x, y)\nm = tf.keras.Sequential()\nm.compile(optimizer='sgd')\nm.fit(x, y)\n")
+    assert "clf.fit(x, y)\n" in h.code and h.code.count("BroadcastGlobalVariablesCallback") == 1

@@ -1,8 +1,8 @@
 """evaluate: metrics and labelled-data reading (numpy only, fast), then the real thing in the
 runner: a tiny dense classifier scored against its ONNX conversion, side by side."""
-import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +11,7 @@ import pytest
 from bot.config import load_config
 from bot.context import Context
 from bot.dispatch import run_line
-from converters.model import labelled, metrics
+from converters.model import jobspec, labelled, metrics
 from converters.model.errors import BadInput, BadOption
 
 REPO = Path(__file__).resolve().parents[1]
@@ -177,8 +177,14 @@ def test_convert_model_job_registers_its_onnx_model_in_the_catalog(converted):
     assert names["out/model.optimized.onnx"] == "onnx" and names["out/model.onnx"] == "onnx_source"
     assert names["saved_model"] == "saved_model"
     conn = open_db(converted["ctx"].config.state_path)
-    rows = conn.execute("SELECT name, version FROM catalog_models WHERE job_id = ?",
-                        (job_id,)).fetchall()
+    # The engine's subscribers run on its event thread, after the job's state is stored.
+    deadline = time.monotonic() + 30
+    while True:
+        rows = conn.execute("SELECT name, version FROM catalog_models WHERE job_id = ?",
+                            (job_id,)).fetchall()
+        if rows or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert len(rows) == 1
     entry = models.get(conn, f"{rows[0]['name']}:{rows[0]['version']}")
     assert entry["format"] == "onnx" and entry["job_id"] == job_id
@@ -229,15 +235,23 @@ def test_csv_and_tfrecord_give_the_same_scores(converted, tmp_path):
     proc = subprocess.run([RUNNER, "-c", code, str(tmp_path / "src.npz"),
                            str(tmp_path / "test.tfrecord")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    scores = {}
-    for name in ("test.csv", "test.tfrecord"):
-        reply = _evaluate(converted, converted["onnx"], "--data", tmp_path / name)
-        assert reply.ok, reply.text
-        ev = reply.data["evaluation"]
-        assert ev["data"]["rows"] == 40 and ev["metrics"] == ["accuracy", "top5"]
-        assert "agreement" not in ev and ev["models"][0]["backend"] == "onnxruntime"
-        scores[name] = ev["models"][0]["metrics"]
-    assert scores["test.csv"] == pytest.approx(scores["test.tfrecord"])
+    reply = _evaluate(converted, converted["onnx"], "--data", tmp_path / "test.csv")
+    assert reply.ok, reply.text
+    csv_ev = reply.data["evaluation"]
+    assert csv_ev["data"]["rows"] == 40 and csv_ev["metrics"] == ["accuracy", "top5"]
+    assert "agreement" not in csv_ev and csv_ev["models"][0]["backend"] == "onnxruntime"
+    # TFRecord through the path used without the job engine: prepare, then the worker waited on
+    work = tmp_path / "w"
+    work.mkdir()
+    spec = jobspec.prepare({"model": str(converted["onnx"]), "mode": "evaluate",
+                            "data": str(tmp_path / "test.tfrecord"), "metrics": "acc,top-5"},
+                           work, RUNNER)
+    assert spec["data"] == "inputs/test.tfrecord" and spec["source"]["kind"] == "onnx"
+    report = jobspec.run_foreground(work, RUNNER)
+    assert report["status"] == "succeeded", report
+    tf_ev = report["evaluation"]
+    assert tf_ev["data"] == {"file": "test.tfrecord", "format": "tfrecord", "rows": 40}
+    assert tf_ev["models"][0]["metrics"] == pytest.approx(csv_ev["models"][0]["metrics"])
 
 
 @pytest.mark.slow
@@ -245,8 +259,8 @@ def test_csv_and_tfrecord_give_the_same_scores(converted, tmp_path):
 def test_data_errors_come_back_clearly(converted, tmp_path):
     np.savez(tmp_path / "narrow.npz", features=np.zeros((4, 8), "float32"), label=np.zeros(4))
     reply = _evaluate(converted, converted["model"], "--data", tmp_path / "narrow.npz")
-    assert not reply.ok and "input 'features' has shape [4, 8], the model expects ['?', 16]" \
-        in reply.text, reply.text
+    assert not reply.ok and "narrow.npz: input 'features' has shape [4, 8], the model expects " \
+        "['?', 16]" in reply.text, reply.text
     np.savez(tmp_path / "big.npz", features=np.zeros((4, 16), "float32"), label=np.full(4, 12))
     reply = _evaluate(converted, converted["model"], "--data", tmp_path / "big.npz")
     assert not reply.ok and "label 12 is not a class" in reply.text

@@ -25,7 +25,7 @@ from bot.slack.store import SlackStore
 
 log = logging.getLogger(__name__)
 
-COMPUTE_COMMANDS = frozenset({"convert-model", "train", "infer", "delete"})
+COMPUTE_COMMANDS = frozenset({"convert-model", "train", "infer", "evaluate", "delete"})
 GROUP_CACHE_S = 300.0
 
 

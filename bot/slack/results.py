@@ -26,7 +26,11 @@ def _model_report(job) -> Reply:
     report = read_report(workdir)
     if job.state == "cancelled":
         report = {"status": "failed", "error": {"error": f"job {job.id} was cancelled"}}
-    return _reply(report, workdir, job, job.spec or {})
+    reply = _reply(report, workdir, job, job.spec or {})
+    # Where the report lies on the server means nothing in Slack: it is uploaded instead.
+    reply.text = "\n".join(line for line in reply.text.splitlines()
+                           if not line.startswith("report: "))
+    return reply
 
 
 # Rules as data: job kind -> how its result reads.

@@ -142,13 +142,13 @@ def _evaluation(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
     if not spec.get("data"):
         raise BadInput("evaluate needs labelled data: --data FILE (.npz, .csv or .tfrecord)")
     src = Path(str(spec["data"])).expanduser()
-    fmt_suffix = src.suffix.lower()
     labelled.data_format(src)
     if not src.is_file():
         raise BadInput(f"--data file {spec['data']} does not exist")
     if src.stat().st_size == 0:
         raise BadInput(f"--data file {src.name} is empty")
-    dest = workdir / "inputs" / ("data" + fmt_suffix)
+    # Kept under its own name: errors from the runner name the user's file.
+    dest = workdir / "inputs" / src.name
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest)
     out: dict[str, Any] = {"data": str(dest.relative_to(workdir)), "data_origin": str(src.resolve()),

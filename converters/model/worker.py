@@ -243,7 +243,7 @@ def infer(spec: dict, work: Path, report: dict) -> None:
     report["benchmark"] = bench
 
 
-def _predict(model, feeds: dict, batch: int, output: str | None, outputs: list[str] | None,
+def _predict(model, feeds: dict, batch: int, output: str | None,
              label: str) -> tuple[str, np.ndarray]:
     preds: list[np.ndarray] = []
     for part in samples.batches(feeds, batch):
@@ -276,14 +276,14 @@ def evaluate(spec: dict, work: Path, report: dict) -> None:
     progress("reading the labelled data")
     feeds, labels = labelled.load(Path(spec["data"]), sig_inputs, spec.get("label_key"))
     data_name = Path(spec.get("data_origin") or spec["data"]).name
-    what = f"{data_name}"
+    what = data_name
     rows = len(labels)
     names = list(spec.get("metrics") or [])
     output = spec.get("output")
     results, preds = [], {}
-    for i, (label, model, _, outs, backend) in enumerate(models):
+    for i, (label, model, _, _, backend) in enumerate(models):
         progress(f"predicting: {label} ({backend})", i, len(models))
-        output, pred = _predict(model, feeds, int(spec.get("eval_batch", 256)), output, outs, label)
+        output, pred = _predict(model, feeds, int(spec.get("eval_batch", 256)), output, label)
         if len(pred) != rows:
             raise BadInput(f"the {label} model gave {len(pred)} predictions for {rows} rows")
         names = names or metrics.default_metrics(pred)

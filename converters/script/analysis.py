@@ -36,6 +36,7 @@ class Analysis:
     file_callback_names: set[str] = field(default_factory=set)
     estimator_names: set[str] = field(default_factory=set)
     loss_object_names: set[str] = field(default_factory=set)
+    non_keras_names: set[str] = field(default_factory=set)  # e.g. scaler = StandardScaler()
     has_steps_per_epoch: bool = False
     first_import_line: int = 1
 
@@ -49,6 +50,18 @@ class Analysis:
 
     def q(self, node: cst.BaseExpression) -> str | None:
         return canonical(qualified(node, self.aliases))
+
+    def not_keras(self, receiver: cst.BaseExpression) -> bool:
+        """True when ``receiver.fit()`` / ``.save()`` is surely not Keras (numpy, sklearn...)."""
+        if isinstance(receiver, cst.Call):
+            full = qualified(receiver.func, self.aliases)
+            return bool(full) and full.split(".")[0] in T.NON_KERAS_LIBRARIES
+        name = dotted(receiver)
+        if not name:
+            return False
+        head = name.split(".")[0]
+        return head in T.NON_TF_RECEIVERS or head in self.non_keras_names or \
+            (self.aliases.get(head, "").split(".")[0] in T.NON_KERAS_LIBRARIES)
 
 
 class _Visitor(cst.CSTVisitor):
@@ -178,6 +191,9 @@ class _Visitor(cst.CSTVisitor):
             targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
             if q in T.SCHEDULES:
                 self.a.schedule_names.update(targets)
+            full = qualified(node.value.func, self.a.aliases)
+            if full and full.split(".")[0] in T.NON_KERAS_LIBRARIES:
+                self.a.non_keras_names.update(targets)
             if q in T.FILE_CALLBACKS:
                 self.a.file_callback_names.update(targets)
             if q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper():
@@ -222,7 +238,7 @@ class _Visitor(cst.CSTVisitor):
         if isinstance(func, cst.Attribute):
             attr = func.attr.value
             recv = dotted(func.value)
-            if attr == "fit" and recv not in T.NON_TF_RECEIVERS:
+            if attr == "fit" and not self.a.not_keras(func.value):
                 self.style("keras_fit", node, training=True)
                 if any(a.keyword and a.keyword.value == "steps_per_epoch" for a in node.args):
                     self.a.has_steps_per_epoch = True

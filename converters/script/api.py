@@ -4,8 +4,6 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-import libcst as cst
-
 from converters.script.analysis import Analysis, analyze
 from converters.script.errors import ConversionError
 from converters.script.findings import Finding, format_report

@@ -95,6 +95,10 @@ SAVE_FUNCTIONS = {
 NON_TF_RECEIVERS = {"np", "numpy", "pickle", "json", "joblib", "torch", "plt", "pd", "fig",
                     "Image", "img", "figure"}
 
+# Libraries whose objects also have .fit()/.save(): calls on names built from these are not Keras.
+NON_KERAS_LIBRARIES = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodels", "scipy",
+                       "numpy", "pandas", "joblib", "torch")
+
 # TF1 graph-mode training entry points.
 TF1_SESSIONS = {"tf1.Session", "tf.Session", "tf1.train.MonitoredTrainingSession",
                 "tf.train.MonitoredTrainingSession", "tf1.train.MonitoredSession",

@@ -7,13 +7,15 @@ from converters.script.names import add_kwarg, code, expr, find_arg, replace_arg
 from converters.script.transforms.base import RuleTransform
 
 
-def is_fit(node: cst.Call) -> bool:
-    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "fit"
+def is_fit(node: cst.Call, analysis=None) -> bool:
+    """A Keras fit() call (not scaler.fit() from scikit-learn and the like)."""
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "fit" and not (
+        analysis is not None and analysis.not_keras(node.func.value))
 
 
 class HorovodCallbacks(RuleTransform):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        if not is_fit(updated):
+        if not is_fit(updated, self.a):
             return updated
         hvd = self.ctx.hvd
         first = [f"{hvd}.callbacks.BroadcastGlobalVariablesCallback(0)",

@@ -126,7 +126,7 @@ class DistributeSteps(RuleTransform):
             loop[0] = True
         run = f"{s}.run({updated.func.value}, args=({args}{',' if len(updated.args) == 1 else ''}))"
         self.note(original, f"{updated.func.value}() runs on every replica through {s}.run"
-                  + (f"; its result is summed across replicas" if id(original) in self.assigned else ""))
+                  + ("; its result is summed across replicas" if id(original) in self.assigned else ""))
         if updated.func.value in self.a.eager_step_functions:
             self.a.eager_step_functions.discard(updated.func.value)  # say it once
             self.note(original, f"{updated.func.value}() is not a tf.function: {s}.run works eagerly "

@@ -7,8 +7,12 @@ from converters.script.names import add_kwarg, code, expr, find_arg, floordiv, r
 from converters.script.transforms.base import RuleTransform
 
 
-def _method(node: cst.Call) -> str | None:
-    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+def _method(node: cst.Call, analysis=None) -> str | None:
+    if not isinstance(node.func, cst.Attribute):
+        return None
+    if analysis is not None and analysis.not_keras(node.func.value):
+        return None
+    return node.func.attr.value
 
 
 class QuietWorkers(RuleTransform):
@@ -18,7 +22,7 @@ class QuietWorkers(RuleTransform):
         return self.ctx.rank0 if self.ctx.target == "horovod" else "_is_chief()"
 
     def leave_Call(self, original, updated):
-        if _method(updated) != "fit":
+        if _method(updated, self.a) != "fit":
             return updated
         cond = self.condition()
         found = find_arg(updated, "verbose", None)
@@ -37,7 +41,7 @@ class SplitSteps(RuleTransform):
     """Horovod: each worker runs steps_per_epoch / size steps, so an epoch stays one epoch."""
 
     def leave_Call(self, original, updated):
-        if _method(updated) != "fit":
+        if _method(updated, self.a) != "fit":
             return updated
         for kw in ("steps_per_epoch", "validation_steps"):
             found = find_arg(updated, kw, None)

@@ -12,6 +12,8 @@ class GlobalBatch(RuleTransform):
         if not isinstance(updated.func, cst.Attribute):
             return updated
         method = updated.func.attr.value
+        if self.a.not_keras(updated.func.value):
+            return updated
         if method == "batch":
             found = find_arg(updated, "batch_size", 0)
         elif method == "fit":

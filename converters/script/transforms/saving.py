@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code, dotted, expr, find_arg, replace_arg
+from converters.script.names import code, expr, find_arg, replace_arg
 from converters.script.transforms.base import RuleTransform, guard, is_guarded_by
 
 
@@ -17,8 +17,7 @@ def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | N
     if q in T.SAVE_FUNCTIONS:
         return T.SAVE_FUNCTIONS[q]
     if isinstance(node.func, cst.Attribute) and node.func.attr.value in T.SAVE_METHODS:
-        recv = dotted(node.func.value)
-        if recv and recv.split(".")[0] in T.NON_TF_RECEIVERS:
+        if t.a.not_keras(node.func.value):
             return None
         if q and (q.startswith("numpy") or q.startswith("pandas")):
             return None
