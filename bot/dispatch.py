@@ -13,6 +13,9 @@ log = logging.getLogger(__name__)
 
 def run(ctx: Context, command: Command) -> Reply:
     spec = COMMANDS[command.name]
+    if spec.terminal_only and ctx.reply_to.get("kind", "terminal") != "terminal":
+        return Reply.error(f"'{command.name}' works only in a terminal on the tfdesk machine "
+                           f"(tfdesk {command.name} ...)")
     try:
         reply = spec.handler(ctx, **command.args)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an answer

@@ -27,6 +27,9 @@ class CommandSpec:
     examples: list[str] = field(default_factory=list)
     # Slow commands run as jobs or lazily in Slack; the face decides how.
     slow: bool = False
+    # Commands that act on the tfdesk machine itself (serve, build, files named by path):
+    # refused from Slack, where the asker is not at that machine.
+    terminal_only: bool = False
 
 
 COMMANDS: dict[str, CommandSpec] = {}
@@ -38,11 +41,11 @@ def group(name: str, help: str) -> None:
 
 
 def command(name: str, help: str, args: list[Arg] | None = None, description: str = "",
-            examples: list[str] | None = None, slow: bool = False):
+            examples: list[str] | None = None, slow: bool = False, terminal_only: bool = False):
     def register(fn):
         if name in COMMANDS:
             raise RuntimeError(f"command {name!r} registered twice")
         COMMANDS[name] = CommandSpec(name, help, fn, list(args or []), description or help,
-                                     list(examples or []), slow)
+                                     list(examples or []), slow, terminal_only)
         return fn
     return register

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import httpx
 
 BOT_TOKEN = "xoxb-test-123456-abcdef"
+APP_TOKEN = "xapp-1-test-654321-fedcba"
 SIGNING_SECRET = "test-signing-secret"
 JSON_FIELDS = {"blocks", "attachments", "view", "files"}
 
@@ -42,6 +43,7 @@ class SlackStub:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self.server: ThreadingHTTPServer | None = None
+        self.socket: "SocketModeStub | None" = None  # set by SocketModeStub(stub)
 
     # -- set-up ---------------------------------------------------------------------------
     def start(self) -> "SlackStub":
@@ -217,6 +219,13 @@ class SlackStub:
             self._json(h, status, body, headers)
             return
         token = (auth or "").removeprefix("Bearer ") or args.get("token")
+        if method == "apps.connections.open":  # the one method that takes the app token
+            ok = token == APP_TOKEN and self.socket is not None
+            result = ({"ok": True, "url": self.socket.url} if ok else
+                      {"ok": False, "error": "invalid_auth" if self.socket else "not_allowed"})
+            self._record(method, args, 200, auth, result)
+            self._json(h, 200, result)
+            return
         if token != self.token:
             self._record(method, args, 200, auth)
             self._json(h, 200, {"ok": False, "error": "invalid_auth"})
@@ -264,6 +273,63 @@ class SlackStub:
                 return {"ok": False, "error": "no_such_subteam"}
             return {"ok": True, "users": self.usergroups[group]}
         return {"ok": False, "error": "unknown_method"}
+
+
+class SocketModeStub:
+    """Slack's Socket Mode end, on a local WebSocket server (the ``websockets`` library):
+    ``apps.connections.open`` on the Web API stub hands out its URL; on connect it says hello,
+    then sends the envelopes a test asks for and records the acks the app sends back."""
+
+    def __init__(self, stub: SlackStub):
+        from websockets.sync.server import serve
+
+        self.stub = stub
+        self.acks: dict[str, dict[str, Any]] = {}
+        self.connections: list[Any] = []
+        self._cond = threading.Condition()
+        self.server = serve(self._handle, "127.0.0.1", 0)
+        self.port = self.server.socket.getsockname()[1]
+        self.url = f"ws://127.0.0.1:{self.port}/link/?ticket=test"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        stub.socket = self
+
+    def _handle(self, conn) -> None:
+        with self._cond:
+            self.connections.append(conn)
+            self._cond.notify_all()
+        conn.send(json.dumps({"type": "hello", "num_connections": 1,
+                              "connection_info": {"app_id": "A1"}}))
+        try:
+            for raw in conn:
+                msg = json.loads(raw)
+                if "envelope_id" in msg:
+                    with self._cond:
+                        self.acks[msg["envelope_id"]] = {**msg, "at": time.monotonic()}
+                        self._cond.notify_all()
+        except Exception:  # noqa: BLE001 - the app closed the socket
+            pass
+
+    def send(self, kind: str, payload: dict[str, Any], retry_attempt: int = 0,
+             timeout: float = 10.0) -> dict[str, Any]:
+        """Send one envelope (``slash_commands``, ``events_api``, ``interactive``) and wait for
+        the app's ack; returns it with ``latency_ms``."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: self.connections, timeout):
+                raise AssertionError("the app never connected over Socket Mode")
+            conn = self.connections[-1]
+        envelope_id = uuid.uuid4().hex
+        sent = time.monotonic()
+        conn.send(json.dumps({"envelope_id": envelope_id, "type": kind, "payload": payload,
+                              "accepts_response_payload": kind != "events_api",
+                              "retry_attempt": retry_attempt, "retry_reason": ""}))
+        with self._cond:
+            if not self._cond.wait_for(lambda: envelope_id in self.acks, timeout):
+                raise AssertionError(f"no ack for the {kind} envelope within {timeout}s")
+            ack = self.acks[envelope_id]
+        return {**ack, "latency_ms": (ack["at"] - sent) * 1000}
+
+    def stop(self) -> None:
+        self.server.shutdown()
 
 
 def parse_args(raw: bytes, ctype: str) -> dict[str, Any]:

@@ -124,3 +124,15 @@ def test_console_runs_the_same_commands(home):
     assert "tf.pad(tensor, paddings" in r.stdout
     assert "signature changed: default of `axis` None → -1" in r.stdout
     assert "invalid choice: 'bogus'" in r.stdout
+
+
+def test_machine_commands_are_refused_from_slack(home):
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}),
+                  reply_to={"kind": "slack", "channel": "C1", "thread_ts": "1.0"})
+    target = home / "export.json"
+    for line in (f"catalog export {target}", "kb load", "site serve", "serve"):
+        _, reply = run_line(ctx, line)
+        assert not reply.ok and "only in a terminal" in reply.text, line
+    assert not target.exists()
+    _, reply = run_line(ctx, "ask tf.pad")
+    assert reply.ok

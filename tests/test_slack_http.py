@@ -154,7 +154,7 @@ def test_per_user_running_job_limit(slack):
 
 # Terminal-only (they serve or build on the machine itself) and slow commands (answered in a
 # thread, tested with jobs) are left out; everything else is checked against the terminal.
-TERMINAL_ONLY = {"serve", "site serve", "site build", "kb build", "kb load"}
+TERMINAL_ONLY = {n for n, spec in COMMANDS.items() if spec.terminal_only}
 READ_ONLY = sorted(n for n in COMMANDS if n not in COMPUTE_COMMANDS | TERMINAL_ONLY
                    and not COMMANDS[n].slow and COMMANDS[n].examples)
 

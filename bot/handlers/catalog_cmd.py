@@ -405,7 +405,7 @@ def pipeline_runs(ctx, name, limit):
 
 
 @command("catalog export", "write the whole catalog to a JSON file",
-         args=[arg("file")], examples=["tfdesk catalog export backup.json"])
+         args=[arg("file")], examples=["tfdesk catalog export backup.json"], terminal_only=True)
 def catalog_export(ctx, file):
     from catalog import transfer
     counts = transfer.export_file(db(ctx), file)
@@ -415,7 +415,7 @@ def catalog_export(ctx, file):
 
 
 @command("catalog import", "load a catalog JSON export (all or nothing)",
-         args=[arg("file")], examples=["tfdesk catalog import backup.json"])
+         args=[arg("file")], examples=["tfdesk catalog import backup.json"], terminal_only=True)
 def catalog_import(ctx, file):
     from catalog import transfer
     counts = transfer.import_file(db(ctx), file)

@@ -118,7 +118,8 @@ group("kb", "build, load and inspect the knowledge base")
 
 @command("kb load", "build the KB from the compact extract shipped with tfdesk (no downloads)",
          args=[arg("--force", action="store_true", help="rebuild even if up to date"),
-               arg("--extract", help="a compact extract file other than the shipped one")])
+               arg("--extract", help="a compact extract file other than the shipped one")],
+         terminal_only=True)
 def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
     from pathlib import Path
 
@@ -140,7 +141,7 @@ def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
                arg("--no-download", action="store_true", help="use only wheels already there"),
                arg("--export", help="also write the compact extract to this file")],
          examples=["tfdesk kb build --versions 2.15-2.16", "tfdesk kb build --wheel-dir /data/wheels"],
-         slow=True)
+         slow=True, terminal_only=True)
 def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_download: bool,
              export: str | None) -> Reply:
     from pathlib import Path

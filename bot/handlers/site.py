@@ -86,7 +86,8 @@ def commands_reference(ctx, run_examples: bool = True) -> str:
          args=[arg("--out", help="folder for the built site (default: $TFDESK_HOME/site)"),
                arg("--no-examples", action="store_true",
                    help="skip running the read-only command examples for the reference")],
-         examples=["tfdesk site build", "tfdesk site build --out ./site"], slow=True)
+         examples=["tfdesk site build", "tfdesk site build --out ./site"], slow=True,
+         terminal_only=True)
 def site_build(ctx, out=None, no_examples=False):
     t0 = time.perf_counter()
     from knowledge_base.site import generate
@@ -153,11 +154,8 @@ def make_server(site_dir: Path, host: str, port: int) -> http.server.ThreadingHT
          args=[arg("--port", type=int, default=8000, help="port (default 8000)"),
                arg("--host", default="127.0.0.1", help="address to listen on"),
                arg("--dir", dest="site_dir", help="built site folder (default: $TFDESK_HOME/site)")],
-         examples=["tfdesk site serve", "tfdesk site serve --port 8080"])
+         examples=["tfdesk site serve", "tfdesk site serve --port 8080"], terminal_only=True)
 def site_serve(ctx, port=8000, host="127.0.0.1", site_dir=None):
-    if ctx.reply_to.get("kind") == "slack":
-        return Reply.error("site serve runs in a terminal on the machine that should serve "
-                           "the site: tfdesk site serve")
     if not 0 < port < 65536:
         return Reply.error(f"--port must be between 1 and 65535, not {port}", status=2)
     root = _out_dir(ctx, site_dir)

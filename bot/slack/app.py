@@ -17,6 +17,7 @@ from bot.config import Config
 from bot.slack import listeners
 from bot.slack.access import Gate, Policy
 from bot.slack.messenger import Messenger
+from bot.slack.priority import AckFirst
 from bot.slack.redact import install_redaction
 from bot.slack.service import SlackService
 from bot.slack.store import SlackStore
@@ -55,6 +56,7 @@ class SlackBot:
     store: SlackStore
     messenger: Messenger
     client: WebClient
+    ack_first: AckFirst
 
 
 def build(config: Config, socket_mode: bool = False, running_jobs=None,
@@ -70,14 +72,16 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
     messenger = Messenger(client, store)
     gate = Gate(Policy.from_section(config.section("slack")), store, client, running_jobs)
     service = SlackService(config, client, store, gate, messenger, shared)
+    pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tfdesk-slack")
     app = App(client=client,  # the client carries the bot token
               signing_secret=config.slack_signing_secret or "-",
-              # ack() runs in the request thread; all work goes to lazy listeners.
+              # ack() is the HTTP response, sent from the request thread as soon as the
+              # listener returns; all work is handed to the pool.
               process_before_response=True,
-              listener_executor=ThreadPoolExecutor(max_workers=WORKERS,
-                                                   thread_name_prefix="tfdesk-slack"))
-    listeners.register(app, service, store)
-    return SlackBot(app, service, store, messenger, client)
+              listener_executor=pool)
+    ack_first = AckFirst(float(config.section("slack").get("ack_first_max_wait_s", 0.5)))
+    listeners.register(app, service, store, pool, ack_first)
+    return SlackBot(app, service, store, messenger, client, ack_first)
 
 
 def create_app(config: Config) -> App:

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 
 from bot.config import Config
 from bot.slack.app import SlackBot, build
 from bot.slack.progress import JobPublisher
-from bot.slack.server import make_server, serve_socket_mode
+from bot.slack.server import make_server, serve_socket_mode, socket_mode_handler
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +25,7 @@ class Runtime:
         self.mode = mode
         # One engine for the whole process: every Slack request's Context shares it, and the
         # publisher hears its events as they happen.
-        self.engine = engine if engine is not None else make_engine(config)
+        self.engine = engine if engine is not None else make_engine(config, follow_runs=True)
         self._own_engine = engine is None
         self.jobs = self.engine.store
         self.bot: SlackBot = build(config, socket_mode=(mode == "socket"),
@@ -40,6 +41,7 @@ class Runtime:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.server = None
+        self.socket = None
         self._subscription = self.engine.subscribe(self.publisher.on_event)
 
     def running_jobs(self, owner: str) -> int:
@@ -68,15 +70,22 @@ class Runtime:
 
     def start_http(self, host: str = "127.0.0.1", port: int = 0):
         """Serve in a background thread (tests, benchmarks); returns the bound port."""
-        self.server = make_server(self.bot.app, host, port)
+        self.server = make_server(self.bot.app, host, port, self.bot.ack_first)
         t = threading.Thread(target=self.server.serve_forever, name="tfdesk-slack-http",
                              daemon=True)
         t.start()
         self._threads.append(t)
         return self.server.server_port
 
+    def start_socket_mode(self) -> None:
+        """Connect over Socket Mode in background threads (tests); ``stop`` disconnects."""
+        self.socket = socket_mode_handler(self.bot.app, self.config.slack_app_token)
+        self.socket.connect()
+
     def stop(self) -> None:
         self._stop.set()
+        if self.socket:
+            self.socket.close()
         if self.server:
             self.server.shutdown()
             self.server.server_close()
@@ -87,6 +96,9 @@ class Runtime:
 
 
 def run_forever(config: Config, mode: str, host: str, port: int) -> None:
+    # Acks wait for the GIL behind busy workers after every socket call; a shorter switch
+    # interval (default 5 ms) hands it back to them sooner. This process only serves Slack.
+    sys.setswitchinterval(float(config.section("slack").get("switch_interval_s", 0.001)))
     runtime = Runtime(config, mode)
     runtime.start_background()
     try:
@@ -94,7 +106,7 @@ def run_forever(config: Config, mode: str, host: str, port: int) -> None:
             log.info("tfdesk connecting to Slack in Socket Mode")
             serve_socket_mode(runtime.bot.app, config.slack_app_token)
         else:
-            server = make_server(runtime.bot.app, host, port)
+            server = make_server(runtime.bot.app, host, port, runtime.bot.ack_first)
             runtime.server = server
             log.info("tfdesk Slack endpoint on http://%s:%d/slack/events (health: /healthz)",
                      host, server.server_port)

@@ -9,6 +9,8 @@ from urllib.parse import urlparse
 
 from slack_bolt import App, BoltRequest
 
+from bot.slack.priority import AckFirst
+
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
@@ -21,7 +23,9 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # bursts of slash commands must not be refused at accept()
 
 
-def make_server(app: App, host: str = "0.0.0.0", port: int = 3000) -> ThreadingHTTPServer:
+def make_server(app: App, host: str = "0.0.0.0", port: int = 3000,
+                ack_first: AckFirst | None = None) -> ThreadingHTTPServer:
+    inflight = ack_first or AckFirst()
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -49,11 +53,13 @@ def make_server(app: App, host: str = "0.0.0.0", port: int = 3000) -> ThreadingH
             if length > MAX_BODY:
                 self._send(413, b"payload too large", {"Content-Type": "text/plain"})
                 return
-            body = self.rfile.read(length).decode("utf-8", errors="replace")
-            headers = {k.lower(): [v] for k, v in self.headers.items()}
-            resp = app.dispatch(BoltRequest(body=body, query=url.query, headers=headers))
-            out = {k: v[0] if isinstance(v, list) and v else v for k, v in resp.headers.items()}
-            self._send(resp.status, (resp.body or "").encode("utf-8"), out)
+            with inflight:  # work handed to the pool waits while requests are being acked
+                body = self.rfile.read(length).decode("utf-8", errors="replace")
+                headers = {k.lower(): [v] for k, v in self.headers.items()}
+                resp = app.dispatch(BoltRequest(body=body, query=url.query, headers=headers))
+                out = {k: v[0] if isinstance(v, list) and v else v
+                       for k, v in resp.headers.items()}
+                self._send(resp.status, (resp.body or "").encode("utf-8"), out)
 
         def log_message(self, fmt, *args):  # access log at DEBUG, never with bodies
             log.debug("%s %s", self.address_string(), fmt % args)
@@ -72,6 +78,12 @@ def serve_http(app: App, host: str, port: int, ready: threading.Event | None = N
         server.server_close()
 
 
-def serve_socket_mode(app: App, app_token: str) -> None:
+def socket_mode_handler(app: App, app_token: str):
+    """Bolt's built-in Socket Mode client (no extra dependency); it asks the app's own
+    ``WebClient`` (so ``SLACK_API_URL``) for the WebSocket URL."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
-    SocketModeHandler(app, app_token).start()
+    return SocketModeHandler(app, app_token)
+
+
+def serve_socket_mode(app: App, app_token: str) -> None:
+    socket_mode_handler(app, app_token).start()

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+import ast
+
 import libcst as cst
 
 from converters.script import tables as T
 from converters.script.names import canonical, dotted, qualified
-from converters.script.positions import start_positions
 
 STYLES = ("keras_fit", "custom_loop", "tf1_session", "estimator")
 
@@ -64,43 +65,66 @@ class Analysis:
             (self.aliases.get(head, "").split(".")[0] in T.NON_KERAS_LIBRARIES)
 
 
-class _Visitor(cst.CSTVisitor):
-    def __init__(self, a: Analysis, positions: dict):
-        super().__init__()
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+class _Visitor(ast.NodeVisitor):
+    """Reads the ``ast`` tree (already parsed for the syntax check): several times faster than
+    walking the LibCST tree, and the analysis needs no formatting."""
+
+    def __init__(self, a: Analysis):
         self.a = a
-        self.positions = positions
         self.funcs: list[dict] = []  # stack of {"name", "creates", "trains", "returns", "calls"}
         self.all_funcs: list[dict] = []
-        self.classes = 0
 
-    def on_visit_attribute(self, node, attribute):  # unused hooks: skip their lookups
-        return None
+    def qualified(self, node) -> str | None:
+        name = _dotted(node)
+        if not name:
+            return None
+        head, _, rest = name.partition(".")
+        head = self.a.aliases.get(head, head)
+        return f"{head}.{rest}" if rest else head
 
-    def on_leave_attribute(self, original, attribute):
-        return None
+    def q(self, node) -> str | None:
+        return canonical(self.qualified(node))
 
-    def line(self, node) -> int:
-        return self.positions.get(node, (0, 0))[0]
+    def not_keras(self, receiver) -> bool:
+        if isinstance(receiver, ast.Call):
+            full = self.qualified(receiver.func)
+            return bool(full) and full.split(".")[0] in T.NON_KERAS_LIBRARIES
+        name = _dotted(receiver)
+        if not name:
+            return False
+        head = name.split(".")[0]
+        return head in T.NON_TF_RECEIVERS or head in self.a.non_keras_names or \
+            (self.a.aliases.get(head, "").split(".")[0] in T.NON_KERAS_LIBRARIES)
 
     def style(self, style: str, node, training: bool = False):
         if style not in self.a.styles:
             self.a.styles.append(style)
-            self.a.evidence[style] = self.line(node)
+            self.a.evidence[style] = node.lineno
         if training:
             self.a.has_training = True
-            self.a.evidence.setdefault(f"{style}:training", self.line(node))
+            self.a.evidence.setdefault(f"{style}:training", node.lineno)
         if self.funcs:
             self.funcs[-1]["trains"] = True
 
     # imports -------------------------------------------------------------------------
     def _alias(self, local: str, full: str, node):
         self.a.aliases[local] = full
+        self.a.names.add(local)
         if full == "tensorflow" or full == "tensorflow.compat.v2":
             self.a.tf_alias = self.a.tf_alias or local
         if full.startswith("horovod"):
             self._distributed("horovod", node)
         top = full.split(".")[0]
-        if full in ("keras",) or top == "keras":
+        if top == "keras":
             self.a.keras = self.a.keras if self.a.keras == "keras3" else "keras"
             if full == "keras":
                 self.a.keras_alias = local
@@ -113,85 +137,87 @@ class _Visitor(cst.CSTVisitor):
         if full.startswith("keras."):
             self._keras3(full, node)
 
-    def visit_Import(self, node: cst.Import):
+    def visit_Import(self, node: ast.Import):
         for n in node.names:
-            full = dotted(n.name)
             if n.asname:
-                self._alias(n.asname.name.value, full, node)
+                self._alias(n.asname, n.name, node)
             else:
-                self._alias(full.split(".")[0], full.split(".")[0], node)
-                if full != full.split(".")[0]:
-                    self._alias(full, full, node)
+                top = n.name.split(".")[0]
+                self._alias(top, top, node)
+                if n.name != top:
+                    self._alias(n.name, n.name, node)
         if not self.funcs:
-            self.a.first_import_line = min(self.a.first_import_line, self.line(node))
+            self.a.first_import_line = min(self.a.first_import_line, node.lineno)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom):
-        if node.module is None or isinstance(node.names, cst.ImportStar):
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        if not node.module or node.level:
             return
-        mod = dotted(node.module)
         for n in node.names:
-            full = f"{mod}.{dotted(n.name)}"
-            local = n.asname.name.value if n.asname else dotted(n.name)
-            self._alias(local, full, node)
+            if n.name != "*":
+                self._alias(n.asname or n.name, f"{node.module}.{n.name}", node)
 
     # code --------------------------------------------------------------------------
     def _distributed(self, kind: str, node):
         if not self.a.already_distributed:
             self.a.already_distributed = kind
-            self.a.distributed_line = self.line(node)
+            self.a.distributed_line = node.lineno
 
     def _keras3(self, full: str, node):
         if any(full == p or full.startswith(p + ".") for p in T.KERAS3_ONLY_PREFIXES):
-            self.a.keras3_evidence.append((self.line(node), full))
+            self.a.keras3_evidence.append((node.lineno, full))
             self.a.keras = "keras3"
 
-    def visit_Name(self, node: cst.Name):
-        self.a.names.add(node.value)
+    def visit_Name(self, node: ast.Name):
+        self.a.names.add(node.id)
 
-    def visit_SimpleString(self, node: cst.SimpleString):
-        if "KERAS_BACKEND" in node.value:
-            self.a.keras3_evidence.append((self.line(node), "KERAS_BACKEND"))
+    def visit_Constant(self, node: ast.Constant):
+        if isinstance(node.value, str) and "KERAS_BACKEND" in node.value:
+            self.a.keras3_evidence.append((node.lineno, "KERAS_BACKEND"))
             self.a.keras = "keras3"
 
-    def visit_Attribute(self, node: cst.Attribute):
-        name = dotted(node)
-        if name is not None:  # a plain dotted name: nothing below it but names
-            self.a.names.add(name.split(".")[0])
-        full = qualified(node, self.a.aliases)
+    def visit_Attribute(self, node: ast.Attribute):
+        name = _dotted(node)
+        if name is None:
+            self.generic_visit(node)
+            return
+        self.a.names.add(name.split(".")[0])
+        full = self.qualified(node)
         if full and full.startswith("keras."):
             self._keras3(full, node)
         if full and full.startswith("tensorflow.keras") and self.a.keras is None:
             self.a.keras = "tf.keras"
-        return name is None
 
-    def visit_ClassDef(self, node: cst.ClassDef):
+    def visit_ClassDef(self, node: ast.ClassDef):
         for b in node.bases:
-            if self.a.q(b.value) in T.MODEL_CONSTRUCTORS:
-                self.a.model_classes.add(node.name.value)
+            if self.q(b) in T.MODEL_CONSTRUCTORS:
+                self.a.model_classes.add(node.name)
+        self.generic_visit(node)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef):
-        f = {"name": node.name.value, "creates": False, "trains": False, "returns": False,
+    def visit_FunctionDef(self, node: ast.FunctionDef):
+        f = {"name": node.name, "creates": False, "trains": False, "returns": False,
              "tape": False, "calls": set(),
-             "compiled": any("function" in (dotted(d.decorator if not isinstance(d.decorator, cst.Call)
-                                                    else d.decorator.func) or "")
-                             for d in node.decorators)}
+             "compiled": any("function" in (_dotted(d.func if isinstance(d, ast.Call) else d) or "")
+                             for d in node.decorator_list)}
+        self.a.names.add(node.name)
         self.funcs.append(f)
         self.all_funcs.append(f)
-
-    def leave_FunctionDef(self, node):
+        self.generic_visit(node)
         self.funcs.pop()
 
-    def visit_Return(self, node: cst.Return):
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Return(self, node: ast.Return):
         if self.funcs and node.value is not None:
             self.funcs[-1]["returns"] = True
+        self.generic_visit(node)
 
-    def visit_Assign(self, node: cst.Assign):
-        if isinstance(node.value, cst.Call):
-            q = self.a.q(node.value.func)
-            targets = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+    def visit_Assign(self, node: ast.Assign):
+        if isinstance(node.value, ast.Call):
+            q = self.q(node.value.func)
+            targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
             if q in T.SCHEDULES:
                 self.a.schedule_names.update(targets)
-            full = qualified(node.value.func, self.a.aliases)
+            full = self.qualified(node.value.func)
             if full and full.split(".")[0] in T.NON_KERAS_LIBRARIES:
                 self.a.non_keras_names.update(targets)
             if q in T.FILE_CALLBACKS:
@@ -201,23 +227,26 @@ class _Visitor(cst.CSTVisitor):
             if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.a.estimator_names.update(targets)
+        self.generic_visit(node)
 
-    def visit_With(self, node: cst.With):
+    def visit_With(self, node: ast.With):
         for item in node.items:
-            if isinstance(item.item, cst.Call):
-                q = self.a.q(item.item.func)
+            if isinstance(item.context_expr, ast.Call):
+                q = self.q(item.context_expr.func)
                 if q and q.endswith("GradientTape"):
                     self.style("custom_loop", node)
                     if self.funcs:
                         self.funcs[-1]["tape"] = True
                 if q in T.TF1_SESSIONS:
                     self.style("tf1_session", node, training=True)
+        self.generic_visit(node)
 
-    def visit_Call(self, node: cst.Call):
+    def visit_Call(self, node: ast.Call):
         func = node.func
-        q = self.a.q(func)
-        if self.funcs and isinstance(func, cst.Name):
-            self.funcs[-1]["calls"].add(func.value)
+        q = self.q(func)
+        keywords = {k.arg for k in node.keywords}
+        if self.funcs and isinstance(func, ast.Name):
+            self.funcs[-1]["calls"].add(func.id)
         if q:
             if q.startswith("horovod"):
                 self._distributed("horovod", node)
@@ -233,35 +262,34 @@ class _Visitor(cst.CSTVisitor):
             if (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.style("estimator", node)
-        if isinstance(func, cst.Name) and func.value in self.a.model_classes and self.funcs:
+        if isinstance(func, ast.Name) and func.id in self.a.model_classes and self.funcs:
             self.funcs[-1]["creates"] = True
-        if isinstance(func, cst.Attribute):
-            attr = func.attr.value
-            recv = dotted(func.value)
-            if attr == "fit" and not self.a.not_keras(func.value):
+        if isinstance(func, ast.Attribute):
+            attr = func.attr
+            recv = _dotted(func.value)
+            if attr == "fit" and not self.not_keras(func.value):
                 self.style("keras_fit", node, training=True)
-                if any(a.keyword and a.keyword.value == "steps_per_epoch" for a in node.args):
+                if "steps_per_epoch" in keywords:
                     self.a.has_steps_per_epoch = True
             elif attr == "compile" and self.funcs:
                 self.funcs[-1]["creates"] = True
             elif attr == "apply_gradients":
                 self.style("custom_loop", node, training=True)
             elif attr == "minimize" and ("tf1_session" in self.a.styles or "estimator" in self.a.styles
-                                         or self._tf1_optimizer(func.value)):
+                                         or (isinstance(func.value, ast.Call)
+                                             and self.q(func.value.func) in T.TF1_OPTIMIZERS)):
                 style = "estimator" if "estimator" in self.a.styles else "tf1_session"
                 self.style(style, node, training=True)
-            elif attr == "train" and (recv in self.a.estimator_names or any(
-                    a.keyword and a.keyword.value == "input_fn" for a in node.args)):
+            elif attr == "train" and (recv in self.a.estimator_names or "input_fn" in keywords):
                 self.style("estimator", node, training=True)
-
-    def _tf1_optimizer(self, node) -> bool:
-        return isinstance(node, cst.Call) and self.a.q(node.func) in T.TF1_OPTIMIZERS
+        self.generic_visit(node)
 
 
-def analyze(module: cst.Module, positions: dict | None = None) -> Analysis:
+def analyze(source: str | ast.AST) -> Analysis:
+    """Analyse a script (its text, or the ``ast`` tree of it); nothing is executed."""
     a = Analysis()
-    v = _Visitor(a, positions if positions is not None else start_positions(module))
-    module.visit(v)
+    v = _Visitor(a)
+    v.visit(ast.parse(source) if isinstance(source, str) else source)
     # Builders: functions that create a model or optimizer and return it, without training.
     # Their call sites are where tf.distribute needs its scope.
     funcs = v.all_funcs

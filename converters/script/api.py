@@ -101,9 +101,8 @@ def convert(source: str | bytes, target: str = "horovod", filename: str = "scrip
     target_key = TARGET_ALIASES.get((target or "").strip().lower())
     if target_key is None:
         raise ConversionError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
-    text, module = load(source, filename)
-    positions = start_positions(module)  # once, for the analysis and every rule's findings
-    a = analyze(module, positions)
+    text, module, tree = load(source, filename)
+    a = analyze(tree)
     prefix = "HVD" if target_key == "horovod" else "TFD"
     if a.already_distributed:
         return _unchanged(text, target_key, filename, a, Finding(
@@ -117,7 +116,7 @@ def convert(source: str | bytes, target: str = "horovod", filename: str = "scrip
             "TF1 session or Estimator); nothing changed"))
     _refusals(a, target_key, filename)
     ctx = _context(a, target_key)
-    ctx.positions = positions
+    ctx.positions = start_positions(module)  # where each original node starts, for findings
     transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
     module = module.visit(Combined(transforms))
     findings = [f for t in transforms for f in t.findings]

@@ -47,8 +47,9 @@ def decode(source: str | bytes, filename: str) -> str:
     return text
 
 
-def load(source: str | bytes, filename: str = "script.py") -> tuple[str, cst.Module]:
-    """Check and parse; returns the text and its LibCST module, or raises ConversionError."""
+def load(source: str | bytes, filename: str = "script.py") -> tuple[str, cst.Module, ast.Module]:
+    """Check and parse; returns the text, its LibCST module and its ``ast`` tree, or raises
+    ConversionError."""
     text = decode(source, filename)
     if filename.endswith(".ipynb") or _looks_like_notebook(text):
         raise ConversionError(
@@ -61,7 +62,7 @@ def load(source: str | bytes, filename: str = "script.py") -> tuple[str, cst.Mod
         raise ConversionError(f"{filename} contains a NUL byte at line {line}; it is not a "
                               f"Python source file", line=line)
     try:
-        ast.parse(text, filename=filename)
+        tree = ast.parse(text, filename=filename)
     except SyntaxError as exc:
         where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
         snippet = (exc.text or "").strip()
@@ -75,4 +76,4 @@ def load(source: str | bytes, filename: str = "script.py") -> tuple[str, cst.Mod
     except cst.ParserSyntaxError as exc:  # Python accepted it but LibCST did not: rare
         raise ConversionError(f"{filename}: could not parse line {exc.raw_line}: {exc.message}",
                               line=exc.raw_line) from None
-    return text, module
+    return text, module, tree

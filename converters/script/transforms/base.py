@@ -82,7 +82,8 @@ def align(original_body, body, inserted: set) -> list:
 
 
 _LEAVES = {cst.Import, cst.ImportFrom, cst.SimpleString, cst.FormattedString,
-           cst.ConcatenatedString, cst.Integer, cst.Float, cst.Name, cst.Comment, cst.Decorator}
+           cst.ConcatenatedString, cst.Integer, cst.Float, cst.Name, cst.Comment, cst.Decorator,
+           cst.Parameters}
 
 
 class Combined(cst.CSTTransformer):
