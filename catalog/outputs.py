@@ -106,9 +106,16 @@ def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
             row = find_model(conn, spec.get(key))
             report = results.get("benchmark") or results.get("evaluation") or results
             if row is not None and report:
-                field = "benchmark" if "benchmark_of" in rule else "validation"
-                out.append(models.update_results(conn, f"{row['name']}:{row['version']}",
-                                                 **{field: report}))
+                ref = f"{row['name']}:{row['version']}"
+                if "benchmark_of" in rule:
+                    out.append(models.update_results(conn, ref, benchmark=report))
+                else:
+                    # An evaluation joins the conversion's validation; it does not replace it.
+                    validation = models.get(conn, ref).get("validation") or {}
+                    if not isinstance(validation, dict):
+                        validation = {"conversion": validation}
+                    out.append(models.update_results(
+                        conn, ref, validation={**validation, "evaluation": report}))
             return out
         existing = conn.execute("SELECT name, version FROM catalog_models WHERE job_id = ?",
                                 (job_id,)).fetchall()

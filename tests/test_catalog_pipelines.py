@@ -195,3 +195,19 @@ def test_register_job_outputs_from_an_engine_job_is_idempotent(conn, tmp_path):
     assert [m["ref"] for m in made] == ["my-train:1"] and made[0]["dataset"] == "mnist"
     assert [m["ref"] for m in register_job_outputs(conn, job)] == ["my-train:1"]
     assert register_job_outputs(conn, {**job, "id": "job-10", "state": "failed"}) == []
+
+
+def test_evaluation_joins_the_models_validation(conn, tmp_path):
+    sm = tmp_path / "job-1" / "saved_model"
+    sm.mkdir(parents=True)
+    (sm / "saved_model.pb").write_bytes(b"pb")
+    job = {"id": "job-1", "kind": "train", "state": "succeeded", "owner": "bob",
+           "spec": {"script": "/x/net.py"}, "artifacts": [{"name": "saved_model", "path": str(sm)}]}
+    [model] = register_job_outputs(conn, job)
+    from catalog import models
+    models.update_results(conn, model["ref"], validation={"passed": True, "max_abs": 1e-6})
+    ev = {"id": "job-2", "kind": "evaluate", "state": "succeeded", "owner": "bob",
+          "spec": {"model": model["ref"]}, "artifacts": []}
+    register_job_outputs(conn, ev, results={"evaluation": {"accuracy": 0.9}})
+    validation = models.get(conn, model["ref"])["validation"]
+    assert validation["passed"] is True and validation["evaluation"] == {"accuracy": 0.9}
