@@ -124,9 +124,10 @@ class Answers:
             a, b = old[n], new[n]
             if a["signature"] != b["signature"] and (a["signature"] or b["signature"]):
                 changed.append({"name": n, "from": a["signature"], "to": b["signature"]})
-            if not a["deprecation"] and b["deprecation"]:
-                deprecated.append({"name": n, "deprecation": b["deprecation"]})
-            elif a["deprecation"] and not b["deprecation"]:
+            was, now = _whole(a["deprecation"]), _whole(b["deprecation"])
+            if not was and now:
+                deprecated.append({"name": n, "deprecation": now})
+            elif was and not now:
                 undeprecated.append(n)
         # Moves: a removed name whose defining object is public under an added/kept name.
         by_obj_new: dict[str, list[str]] = {}
@@ -142,7 +143,9 @@ class Answers:
                 (o1, o2))
             recorded = {n: json.loads(d).get("to") for n, d in rows}
             for n in removed:
-                targets = by_obj_new.get(old[n]["object"] or "", [])
+                # Members move with their class only (see the builder's recorded moves).
+                member = old[n]["kind"] in ("method", "property")
+                targets = [] if member else by_obj_new.get(old[n]["object"] or "", [])
                 if targets:
                     moved.append({"from": n, "to": sorted(targets, key=canonical_rank)[0]})
                 elif recorded.get(n) in new:
@@ -162,12 +165,20 @@ class Answers:
         }
 
     def _state(self, ord_: int, module: str | None) -> dict[str, dict]:
-        sql = ("SELECT s.name, p.signature, p.object, p.deprecation FROM spans p JOIN symbols s "
+        sql = ("SELECT s.name, p.signature, p.object, p.deprecation, p.kind FROM spans p JOIN symbols s "
                "ON s.id = p.symbol_id WHERE p.first_ord <= ? AND p.last_ord >= ?")
         params: list = [ord_, ord_]
         if module:
             esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             sql += " AND (s.name = ? OR s.name LIKE ? ESCAPE '\\')"
             params += [module, esc + ".%"]
-        return {r[0]: {"signature": r[1], "object": r[2], "deprecation": r[3]}
+        return {r[0]: {"signature": r[1], "object": r[2], "deprecation": r[3], "kind": r[4]}
                 for r in self.kb.db.execute(sql, params)}
+
+
+def _whole(dep: str | None) -> str | None:
+    """The instructions of a deprecation of the whole symbol (not of some arguments)."""
+    if not dep:
+        return None
+    d = json.loads(dep)
+    return None if d.get("args") else (d.get("instructions") or "deprecated")

@@ -26,7 +26,7 @@ import sqlite_utils
 from packaging.version import Version
 
 from knowledge_base.errors import KBError
-from knowledge_base.records import MODULE, ReleaseExtract, ReleaseInfo, Rename
+from knowledge_base.records import METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
 from knowledge_base.store import FORMAT_VERSION, SCHEMA
 
 MERGED_FORMAT = 1
@@ -356,7 +356,7 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                     c = signature_change(prev.sig, s.sig)
                     events.append((sid, s.first, versions[s.first], "signature_changed",
                                    describe_signature_change(c), json.dumps(c)))
-                if prev.dep is None and s.dep is not None:
+                if s.dep is not None and (prev.dep is None or _dep_args(prev.dep) != _dep_args(s.dep)):
                     events.append(_deprecated(sid, s, versions))
                 elif prev.dep is not None and s.dep is None:
                     events.append((sid, s.first, versions[s.first], "undeprecated",
@@ -436,24 +436,36 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
             "renames": len(m.renames), "bytes": path.stat().st_size}
 
 
+def _dep_args(dep: str) -> list[str]:
+    return json.loads(dep).get("args") or []
+
+
 def _deprecated(sid: int, s: Span, versions: list[str]) -> tuple:
     d = json.loads(s.dep)
     text = d.get("instructions") or ""
-    if d.get("args"):
+    if d.get("args"):  # only some arguments are deprecated, not the symbol
         text = f"arguments {', '.join(d['args'])} deprecated. {text}".strip()
+        return (sid, s.first, versions[s.first], "arguments_deprecated", text, s.dep)
     return (sid, s.first, versions[s.first], "deprecated", text or "deprecated", s.dep)
 
 
 def _removed(sid, span: Span, versions, name, names_of, names_at, added_at, moved_to) -> tuple:
     o = span.last + 1
     target = None
-    if span.obj:
+    if span.kind in (METHOD, PROPERTY):
+        # A member moves only with its class; inherited members of a removed subclass are
+        # still "the same object" as the base's, which is no move.
+        parent, _, leaf = name.rpartition(".")
+        moved_parent = moved_to.get(parent)
+        if moved_parent and moved_parent[1] == o and f"{moved_parent[0]}.{leaf}" in names_at(o):
+            target = f"{moved_parent[0]}.{leaf}"
+    elif span.obj:
         # Same defining object still public under another name: it moved there. Or an alias it
         # had in its last release survives (even if the object itself was redefined).
         others = [x for x in names_of(span.obj, o) if x != name] or [
             x for x in names_of(span.obj, span.last) if x != name and x in names_at(o)]
         target = others[0] if others else None
-    if target is None:
+    if target is None and span.kind not in (METHOD, PROPERTY):
         target = _same_short_name_added(name, span, o, added_at)
     if target:
         moved_to[name] = (target, o)

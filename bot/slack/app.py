@@ -19,6 +19,7 @@ from bot.slack.access import Gate, Policy
 from bot.slack.messenger import Messenger
 from bot.slack.priority import AckFirst
 from bot.slack.redact import install_redaction
+from bot.slack.server import prestart
 from bot.slack.service import SlackService
 from bot.slack.store import SlackStore
 
@@ -57,6 +58,7 @@ class SlackBot:
     messenger: Messenger
     client: WebClient
     ack_first: AckFirst
+    pool: ThreadPoolExecutor
 
 
 def build(config: Config, socket_mode: bool = False, running_jobs=None,
@@ -73,6 +75,7 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
     gate = Gate(Policy.from_section(config.section("slack")), store, client, running_jobs)
     service = SlackService(config, client, store, gate, messenger, shared)
     pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tfdesk-slack")
+    prestart(pool, WORKERS)
     app = App(client=client,  # the client carries the bot token
               signing_secret=config.slack_signing_secret or "-",
               # ack() is the HTTP response, sent from the request thread as soon as the
@@ -81,7 +84,7 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
               listener_executor=pool)
     ack_first = AckFirst(float(config.section("slack").get("ack_first_max_wait_s", 0.5)))
     listeners.register(app, service, store, pool, ack_first)
-    return SlackBot(app, service, store, messenger, client, ack_first)
+    return SlackBot(app, service, store, messenger, client, ack_first, pool)
 
 
 def create_app(config: Config) -> App:

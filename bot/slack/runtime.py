@@ -70,12 +70,16 @@ class Runtime:
 
     def start_http(self, host: str = "127.0.0.1", port: int = 0):
         """Serve in a background thread (tests, benchmarks); returns the bound port."""
-        self.server = make_server(self.bot.app, host, port, self.bot.ack_first)
+        self.server = self._make_server(host, port)
         t = threading.Thread(target=self.server.serve_forever, name="tfdesk-slack-http",
                              daemon=True)
         t.start()
         self._threads.append(t)
         return self.server.server_port
+
+    def _make_server(self, host: str, port: int):
+        return make_server(self.bot.app, host, port, self.bot.ack_first, self.bot.pool,
+                           self.config.slack_signing_secret)
 
     def start_socket_mode(self) -> None:
         """Connect over Socket Mode in background threads (tests); ``stop`` disconnects."""
@@ -106,7 +110,7 @@ def run_forever(config: Config, mode: str, host: str, port: int) -> None:
             log.info("tfdesk connecting to Slack in Socket Mode")
             serve_socket_mode(runtime.bot.app, config.slack_app_token)
         else:
-            server = make_server(runtime.bot.app, host, port, runtime.bot.ack_first)
+            server = runtime._make_server(host, port)
             runtime.server = server
             log.info("tfdesk Slack endpoint on http://%s:%d/slack/events (health: /healthz)",
                      host, server.server_port)

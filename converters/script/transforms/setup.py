@@ -97,7 +97,9 @@ class StrategySetup(_ModuleSetup):
     """MultiWorkerMirroredStrategy created first, plus chief helpers for saving and logging."""
 
     def present(self, module):
-        return "MultiWorkerMirroredStrategy(" in module.code
+        # convert() leaves already-distributed scripts alone, so this is only a safety net;
+        # checking the analysis avoids generating the whole module's code again.
+        return self.a.already_distributed == "tf.distribute"
 
     def message(self):
         return (f"added {self.ctx.strategy} = tf.distribute.MultiWorkerMirroredStrategy() (reads "
