@@ -100,3 +100,29 @@ def test_signature_change_detects_rename_and_add():
 def test_name_words_split_camel_and_snake():
     assert name_words("tf.keras.callbacks.EarlyStopping") == "keras callbacks early stopping earlystopping"
     assert "from tensor slices" in name_words("tf.data.Dataset.from_tensor_slices")
+
+
+def test_argument_deprecation_is_not_a_symbol_deprecation(tmp_path):
+    from knowledge_base.records import FUNCTION, Deprecation, SymbolRecord
+    from tests.kbdata import mod, release
+    plain = SymbolRecord("tf.f", FUNCTION, "m.f", doc="F.")
+    args = SymbolRecord("tf.f", FUNCTION, "m.f", doc="F.",
+                        deprecation=Deprecation("decorator", "Use y.", args=["x"]))
+    build_kb([release("2.4", [mod("tf"), plain]), release("2.5", [mod("tf"), args])],
+             tmp_path / "kb.sqlite")
+    kb = KB(tmp_path / "kb.sqlite")
+    assert kinds(kb, "tf.f") == [("2.4", "added"), ("2.5", "arguments_deprecated")]
+    assert kb.symbol("tf.f")["deprecated_in"] is None
+
+
+def test_inherited_members_of_a_removed_class_do_not_move(tmp_path):
+    from knowledge_base.records import CLASS, METHOD, SymbolRecord
+    from tests.kbdata import mod, release
+    base = [mod("tf"), SymbolRecord("tf.Model", CLASS, "k.Model"),
+            SymbolRecord("tf.Model.fit", METHOD, "k.Model.fit")]
+    sub = [SymbolRecord("tf.Wrapper", CLASS, "k.Wrapper"),
+           SymbolRecord("tf.Wrapper.fit", METHOD, "k.Model.fit")]
+    build_kb([release("2.4", base + sub), release("2.5", base)], tmp_path / "kb.sqlite")
+    kb = KB(tmp_path / "kb.sqlite")
+    assert kinds(kb, "tf.Wrapper.fit") == [("2.4", "added"), ("2.5", "removed")]
+    assert kb.symbol("tf.Wrapper.fit")["replacement"] is None
