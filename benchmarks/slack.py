@@ -3,8 +3,11 @@ signs them, against a local Slack Web API stand-in.
 
 Prints ack latency p50/p99 (target: p99 under 300 ms, never over 3 s) and checks that every
 command got its answer (zero lost replies). The baseline, measured in the same run with the
-same concurrency, is a bare GET /healthz on the same server: the ratio shows what signing,
-dedupe and Bolt's dispatch add on top of HTTP itself.
+same concurrency, is a bare GET /healthz on the same server: the ratio shows what the ack
+path (signature check, hand-off to the workers) adds on top of HTTP itself. Requests are
+signed before the burst and sent raw from a separate process (the load generator must not
+be the bottleneck, nor share an interpreter with the Slack stand-in); the load average is
+printed because the machine is shared.
 
     .venv/bin/python benchmarks/slack.py [--n 200] [--concurrency 200]
 """

@@ -136,3 +136,17 @@ def test_machine_commands_are_refused_from_slack(home):
     assert not target.exists()
     _, reply = run_line(ctx, "ask tf.pad")
     assert reply.ok
+
+
+def test_convert_command_offers_the_converters_targets():
+    from bot.handlers.convert import TARGETS
+    from converters.script import TARGETS as CONVERTER_TARGETS
+    assert tuple(TARGETS) == tuple(CONVERTER_TARGETS)
+
+
+def test_start_up_does_not_import_heavy_stacks():
+    """Every command starts by parsing; the parser must not drag in LibCST, numpy, TensorFlow."""
+    code = ("import sys, bot.parser; heavy = [m for m in ('libcst', 'numpy', 'tensorflow', "
+            "'matplotlib', 'slack_bolt', 'kubernetes') if m in sys.modules]; print(heavy)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert r.stdout.strip() == "[]", r.stdout + r.stderr

@@ -137,3 +137,33 @@ def test_final_message_owed_across_a_restart_is_delivered(tmp_path):
         second.close()
         second.runtime.engine.close()
         first.stub.stop()
+
+
+def test_jobs_of_a_command_still_running_in_a_thread_are_not_adopted_behind_its_back(env):
+    """A command that waits for its job answers with the result itself: while it runs, the
+    publisher leaves that thread's jobs alone, so the thread never gets a second status
+    message or a second result."""
+    from bot.reply import Reply
+    from bot.slack.service import Where
+
+    service, publisher, store = env.runtime.bot.service, env.runtime.publisher, env.runtime.jobs
+    where = Where("C1", "UADMIN", "1700000500.000001")
+    with service._working(where):
+        job, _ = store.create("train", {}, "UADMIN", where.reply_to(), "local", env.home / "j")
+        publisher.adopt(min_age_s=0)
+        assert env.runtime.bot.store.job_message(job.id) is None
+        store.transition(job.id, "starting")
+        store.transition(job.id, "running")
+        store.transition(job.id, "succeeded")
+        # The command's own answer names the finished job: its record is closed.
+        service._answer(where, Reply(text=f"job {job.id} succeeded",
+                                     data={"job": store.get(job.id).to_dict()}), track=True)
+    assert env.runtime.bot.store.job_message(job.id)["final_sent"] == 1
+    publisher.adopt(min_age_s=0)
+    publisher.poll_once()
+    time.sleep(0.5)
+    thread_posts = [c for c in env.stub.calls_to("chat.postMessage")
+                    if c["args"].get("thread_ts") == where.thread_ts]
+    assert [message_text(c["args"]).split("\n")[0] for c in thread_posts] == [
+        f"job {job.id} succeeded"]
+    assert not env.stub.calls_to("chat.update")

@@ -2,8 +2,8 @@
 
 One process serves Slack, and Python runs one thread at a time: a burst of slash commands
 acks fastest when the workers answering earlier commands are not competing for the
-interpreter meanwhile. A lull is no request in flight and none begun for ``quiet`` seconds
-(between two requests of a burst the count touches zero). The wait is bounded
+interpreter meanwhile. A lull is no request in flight and none begun or ended for ``quiet``
+seconds (between two requests of a burst the count touches zero). The wait is bounded
 (``max_wait``), so steady traffic never starves the work; it only reorders a burst so that
 Slack's 3-second ack deadline is never at risk.
 """
@@ -30,6 +30,7 @@ class AckFirst:
     def __exit__(self, *exc) -> None:
         with self._cond:
             self._inflight -= 1
+            self._last = time.monotonic()
             if self._inflight == 0:
                 self._cond.notify_all()
 
