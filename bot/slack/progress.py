@@ -177,6 +177,7 @@ class JobPublisher:
             return False  # stays pending; deliver_pending retries it
         self.store.mark_final_sent(job.id)
         self._progress.pop(job.id, None)
+        self._sent.pop(job.id, None)
         if files is None:
             chart = self._chart(job, metrics)
             files = [chart] if chart else []
