@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from bot.config import Config
@@ -15,6 +16,10 @@ class Context:
     reply_to: dict[str, Any] = field(default_factory=lambda: {"kind": "terminal"})
     # Progress callback for long work in the foreground: progress(message, done, total).
     progress: Callable[[str, int | None, int | None], None] | None = None
+    # Where local paths named in a command may lie; None for the terminal (any path). Slack
+    # sets it to the folders tfdesk fills itself, so nobody reads the server's files through
+    # a command.
+    file_roots: tuple[Path, ...] | None = None
     _cache: dict[str, Any] = field(default_factory=dict)
 
     def cached(self, key: str, make: Callable[[], Any]) -> Any:

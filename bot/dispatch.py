@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from bot.context import Context
 from bot.parser import Command, HelpRequested, UsageError, parse
-from bot.registry import COMMANDS
+from bot.registry import COMMANDS, path_dests
 from bot.reply import Reply
 
 log = logging.getLogger(__name__)
@@ -16,6 +17,13 @@ def run(ctx: Context, command: Command) -> Reply:
     if spec.terminal_only and ctx.reply_to.get("kind", "terminal") != "terminal":
         return Reply.error(f"'{command.name}' works only in a terminal on the tfdesk machine "
                            f"(tfdesk {command.name} ...)")
+    if ctx.file_roots is not None:
+        outside = [v for d in path_dests(spec) for v in _values(command.args.get(d))
+                   if not _inside(v, ctx.file_roots)]
+        if outside:
+            return Reply.error(f"{outside[0]!r} is not a file shared with tfdesk here: share the "
+                               "file in this conversation (or name a catalog entry) instead "
+                               "of a path on the tfdesk machine")
     try:
         reply = spec.handler(ctx, **command.args)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an answer
@@ -36,3 +44,23 @@ def run_line(ctx: Context, line: str | list[str]) -> tuple[Command | None, Reply
         text = f"error: {u.message}" + (f"\n\n{u.usage}" if u.usage else "")
         return None, Reply.error(text, {"usage": u.usage, "command": u.command}, status=2)
     return command, run(ctx, command)
+
+
+def _values(v) -> list[str]:
+    if v is None:
+        return []
+    return [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
+
+
+def _inside(value: str, roots) -> bool:
+    """A URI (s3://, pvc://) or a catalog name is not a local path; a path must resolve (links
+    followed) into one of ``roots``."""
+    if value.startswith("file://"):
+        value = value[len("file://"):]
+    elif "://" in value:
+        return True
+    p = Path(value).expanduser()
+    if not p.is_absolute() and not p.exists() and "/" not in value:
+        return True  # a name such as "mnist" or "resnet:3", resolved by the handler
+    real = p.resolve()
+    return any(real.is_relative_to(Path(r).resolve()) for r in roots)

@@ -70,7 +70,7 @@ def build_parser(prog: str = "tfdesk") -> argparse.ArgumentParser:
                                     epilog=epilog,
                                     formatter_class=argparse.RawDescriptionHelpFormatter)
         for flags, kwargs in spec.args:
-            p.add_argument(*flags, **kwargs)
+            p.add_argument(*flags, **{k: v for k, v in kwargs.items() if k != "path"})
         p.add_argument("--json", action="store_true", help="answer with structured JSON")
         p.set_defaults(_command=name)
         parsers[name] = p

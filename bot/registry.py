@@ -13,8 +13,22 @@ Arg = tuple[tuple[str, ...], dict[str, Any]]
 
 
 def arg(*flags: str, **kwargs: Any) -> Arg:
-    """One argparse argument, as data: ``arg("--limit", type=int, default=5)``."""
+    """One argparse argument, as data: ``arg("--limit", type=int, default=5)``.
+
+    ``path=True`` marks a local file or folder: from Slack, such a path must lie in the
+    folders tfdesk itself fills (uploads, job outputs); see :func:`bot.dispatch.run`.
+    """
     return (flags, kwargs)
+
+
+def path_dests(spec: "CommandSpec") -> list[str]:
+    """The argparse ``dest`` of every argument of ``spec`` marked ``path=True``."""
+    out = []
+    for flags, kwargs in spec.args:
+        if kwargs.get("path"):
+            long = next((f for f in flags if f.startswith("--")), flags[0])
+            out.append(kwargs.get("dest") or long.lstrip("-").replace("-", "_"))
+    return out
 
 
 @dataclass

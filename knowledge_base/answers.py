@@ -64,10 +64,13 @@ class Answers:
                     "name or describe what you want to do", "suggestions": []}
         hits = self.searcher.search(q, limit=limit * 4 if ord_ is not None else limit)
         results = []
+        absent = None  # the symbol the name meant, when it is not in the asked release
         for h in hits:
             sym = self.kb.symbol_by_id(h.id)
             d = self.describe(sym, ord_)
             if ord_ is not None and not d["present_in_release"]:
+                if absent is None and not results and h.how != "text":
+                    absent = d
                 continue
             d.update(score=round(h.score, 3), match=h.how)
             if h.note:
@@ -78,12 +81,34 @@ class Answers:
         out = {"query": q, "version": self.kb.versions[ord_] if ord_ is not None else self.kb.newest,
                "results": results}
         legacy = self.searcher.renames.get(q) or self.searcher.renames.get("tf." + q)
-        if legacy and not any(r.get("match") == "legacy" for r in results):
+        current = next((r for r in results if r["match"] == "exact" and r["last"] == self.kb.newest
+                        and r["name"] in (q, "tf." + q)), None)
+        if legacy and current is not None:
+            # Still TF2 API (tf.strings.split): the upgrade note is about TF1 code using it.
+            if legacy[1] and not current.get("note"):
+                current["note"] = f"in TF1 code: {legacy[1]}"
+        elif legacy and not any(r.get("match") == "legacy" for r in results):
             out["legacy"] = {"name": q, "new": legacy[0], "note": legacy[1]}
+        elif not legacy and (pre := self.searcher.renamed_prefix(q)) and (pre[2] or not any(
+                r.get("match") == "legacy" for r in results)):
+            out["legacy"] = {"name": pre[0], "new": pre[1], "note": pre[2]}
+        elif q.startswith("tf.contrib.") and not legacy:
+            out["legacy"] = {"name": q, "new": None, "note": (
+                "tf.contrib was removed in TF 2.0: its parts moved into TF core (tf.compat.v1 "
+                "for TF1 behaviour), Keras, or separate packages such as TensorFlow Addons "
+                "and tf-slim")}
+        if absent is not None:
+            where = (f"{absent['name']} is not in {self.kb.versions[ord_]}; "
+                     f"it is in {absent['available']}")
+            out["absent"] = {"name": absent["name"], "available": absent["available"]}
+            if results:
+                results[0]["note"] = "; ".join(filter(None, [
+                    where + f" (nearest in {self.kb.versions[ord_]} below)",
+                    results[0].get("note")]))
         if not results:
             out["suggestions"] = self.searcher.nearest_names(q)
-            out["message"] = f"no symbol matches {q!r}" + (
-                f" in {self.kb.versions[ord_]}" if ord_ is not None else "")
+            out["message"] = (where if absent is not None else f"no symbol matches {q!r}" + (
+                f" in {self.kb.versions[ord_]}" if ord_ is not None else ""))
         return out
 
     # -- history ----------------------------------------------------------------------------
@@ -114,8 +139,13 @@ class Answers:
             module = clean_query(module).rstrip(".")
             if not module.startswith("tf"):
                 module = "tf." + module
-            if self.kb.symbol(module) is None:
+            sym = self.kb.symbol(module)
+            if sym is None:
                 raise UnknownSymbol(module, self.searcher.nearest_names(module))
+            if not (self.kb.span_at(sym["id"], o1) or self.kb.span_at(sym["id"], o2)):
+                # Otherwise the answer is "0 changes", which reads as "nothing changed".
+                raise KBError(f"{module} is in neither {self.kb.versions[o1]} nor "
+                              f"{self.kb.versions[o2]}; it is in {self.kb.availability(sym)}")
         old, new = self._state(o1, module), self._state(o2, module)
         added = sorted(set(new) - set(old))
         removed = sorted(set(old) - set(new))

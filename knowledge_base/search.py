@@ -132,20 +132,29 @@ class Searcher:
 
     # -- name matching ----------------------------------------------------------------------
     def _names(self, q: str, add) -> None:
-        for cand, note in _spellings(q):
+        spellings = _spellings(q)
+        # A name that is still public is not "TF1 API" just because tf.compat.v1 has it too.
+        literal = any(c in self.name_to_id for c, n in spellings if not n.endswith("tf.compat.v1"))
+        for cand, note in spellings:
             sid = self.name_to_id.get(cand)
             if sid is not None:
+                if literal and note.endswith("tf.compat.v1"):
+                    note = ""
                 add(sid, 1.0 if cand == q else 0.97, "exact" if cand == q else "alias", note)
             legacy = self.renames.get(cand)
             if legacy:
                 new, rnote = legacy
+                # The user wrote the TF1 name, so its compat.v1 home is what they mean: the
+                # prior's compat/removed penalties must not let a look-alike outrank it.
                 if new and new in self.name_to_id:
-                    add(self.name_to_id[new], 0.98, "legacy", rnote or f"{cand} is now {new}")
+                    add(self.name_to_id[new], 0.98, "legacy", rnote or f"{cand} is now {new}",
+                        prior_weight=0.1)
                 elif rnote:
                     for sid2 in self._mentioned(rnote):
-                        add(sid2, 0.96, "legacy", rnote)
+                        add(sid2, 0.96, "legacy", rnote, prior_weight=0.1)
             for sid in self.lower.get(cand.lower(), ()):
                 add(sid, 0.95, "exact")
+        self._renamed_prefix(q, add)
         parts = q.split(".")
         leaf = parts[-1].lower()
         if len(parts) > 1:
@@ -164,6 +173,42 @@ class Searcher:
                                                  limit=8, score_cutoff=cutoff):
                 for sid in self.short[key]:
                     add(sid, 0.8 * score / 100, "fuzzy")
+
+    def _renamed_prefix(self, q: str, add) -> None:
+        """A member of a renamed TF1 name (tf.app.flags.DEFINE_string,
+        tf.train.AdamOptimizer.minimize): carry the rest over to the new name, or answer with
+        the renamed parent when the KB does not list that member."""
+        if not q.startswith("tf.") or q in self.renames:
+            return
+        parts = q.split(".")
+        for cut in range(len(parts) - 1, 1, -1):
+            prefix = ".".join(parts[:cut])
+            new = self.renames.get(prefix, (None, ""))[0]
+            if not new or prefix in self.name_to_id:
+                continue
+            rest = ".".join(parts[cut:])
+            full = f"{new}.{rest}"
+            note = f"{prefix} is now {new}"
+            if full in self.name_to_id:
+                add(self.name_to_id[full], 0.97, "legacy", note, prior_weight=0.1)
+            else:
+                # The deepest part of the new name the KB lists (tf.app.flags -> tf.compat.v1.app).
+                home = new
+                while home not in self.name_to_id and "." in home:
+                    home = home.rpartition(".")[0]
+                if home.count(".") >= 2 and home in self.name_to_id:
+                    add(self.name_to_id[home], 0.9, "legacy",
+                        f"{note}; {rest} is not listed in it", prior_weight=0.1)
+            return
+
+    def renamed_prefix(self, q: str) -> tuple[str, str | None, str] | None:
+        """(old prefix, new name, note) of the longest renamed TF1 name that q starts with."""
+        parts = q.split(".")
+        for cut in range(len(parts) - 1, 1, -1):
+            prefix = ".".join(parts[:cut])
+            if prefix in self.renames and prefix not in self.name_to_id:
+                return (prefix, *self.renames[prefix])
+        return None
 
     def _fuzzy_path(self, q: str, add) -> bool:
         """Walk the dotted name, matching each part among the children of the part before.
@@ -254,6 +299,9 @@ class Searcher:
         keys = set(words)
         for a, b in zip(words, words[1:]):
             keys |= {f"{a}_{b}", f"{a}{b}"}
+        # One word between ("save model weights" -> save_weights).
+        for a, b in zip(words, words[2:]):
+            keys.add(f"{a}_{b}")
         out: dict[int, float] = {}
         for key in keys:
             for sid in self.short.get(key, ()):
@@ -290,6 +338,11 @@ def _spellings(q: str) -> list[tuple[str, str]]:
         out.append(("tf." + q, ""))
     elif not q.startswith("tf.") and "." in q:
         out.append(("tf." + q, ""))
+    if q.startswith("tf.contrib."):
+        # tf.contrib left in TF 2.0; most of tf.contrib.X.Y lived on as tf.X.Y (or its
+        # compat.v1 copy), so try that name when the upgrade tables do not know it.
+        rest = q[len("tf.contrib."):]
+        out.append(("tf." + rest, f"tf.contrib was removed in TF 2.0; closest: tf.{rest}"))
     for cand, _ in list(out):
         if cand.startswith("tf.compat.v2."):
             out.append(("tf." + cand[len("tf.compat.v2."):], "tf.compat.v2 mirrors tf"))

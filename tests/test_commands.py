@@ -150,3 +150,25 @@ def test_start_up_does_not_import_heavy_stacks():
             "'matplotlib', 'slack_bolt', 'kubernetes') if m in sys.modules]; print(heavy)")
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_slack_commands_cannot_name_files_on_the_server(home, tmp_path):
+    secret = tmp_path / "secret.py"
+    secret.write_text("TOKEN = 'xoxb-not-for-slack'\n")
+    shared = home / "slack" / "uploads"
+    shared.mkdir(parents=True)
+    ok = shared / "train.py"
+    ok.write_text("print('hi')\n")
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}),
+                  reply_to={"kind": "slack", "channel": "C1", "thread_ts": "1.0"},
+                  file_roots=(home / "slack",))
+    for line in (f"convert {secret}", f"convert ../../../../{secret}", "models add m /etc",
+                 f"datasets add d file://{tmp_path}", f"convert {ok} -o {tmp_path / 'x.py'}"):
+        _, reply = run_line(ctx, line)
+        assert not reply.ok and "not a file shared with tfdesk" in reply.text, line
+        assert "xoxb" not in reply.text
+    _, reply = run_line(ctx, f"convert {ok}")
+    assert "not a file shared" not in reply.text
+    # The terminal names any path.
+    _, reply = run_line(Context(load_config({"TFDESK_HOME": str(home)})), f"convert {secret}")
+    assert "not a file shared" not in reply.text

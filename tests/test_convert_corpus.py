@@ -22,6 +22,14 @@ CONVERTIBLE = {
     "tf1_monitored.py": (["tf1_session"], None, ("horovod",)),
     "estimator_linear.py": (["estimator"], None, ("horovod",)),
     "keras3_ops.py": (["keras_fit"], "keras3", ("tf-distribute",)),
+    # unseen-script QA (issue 4): two-input tf.data pipeline, metrics + CheckpointManager loop,
+    # config dict, YAML config in main(), rate assigned between fits, .keras + SavedModel export
+    "functional_two_inputs.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
+    "custom_loop_metrics.py": (["custom_loop"], "tf.keras", ("horovod", "tf-distribute")),
+    "keras2_config_dict.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
+    "yaml_config_main.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
+    "finetune_assign_lr.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
+    "export_saved_model.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
 }
 UNCHANGED = {"already_horovod.py": "already distributed", "inference_only.py": "no training"}
 REFUSED = {("tf1_monitored.py", "tf-distribute"): "TF1 session code",

@@ -273,3 +273,75 @@ def test_scikit_learn_fit_and_numpy_save_are_left_alone():
     h = conv("import tensorflow as tf\nfrom sklearn.linear_model import Ridge\nclf = Ridge()\n"
              "clf.fit(x, y)\nm = tf.keras.Sequential()\nm.compile(optimizer='sgd')\nm.fit(x, y)\n")
     assert "clf.fit(x, y)\n" in h.code and h.code.count("BroadcastGlobalVariablesCallback") == 1
+
+
+# --- Found by trying unseen scripts (issue 4 QA) -------------------------------------------
+
+@pytest.mark.parametrize("setter, expected", [
+    # fine-tuning stage two: a rate set on the live optimizer is scaled like the first one
+    ("model.optimizer.learning_rate.assign(1e-3)",
+     "model.optimizer.learning_rate.assign(1e-3 * hvd.size())"),
+    ("model.optimizer.lr.assign(base / 10)", "model.optimizer.lr.assign((base / 10) * hvd.size())"),
+    ("tf.keras.backend.set_value(model.optimizer.lr, 0.001)",
+     "tf.keras.backend.set_value(model.optimizer.lr, 0.001 * hvd.size())"),
+    ("model.optimizer.learning_rate = args.finetune_lr",
+     "model.optimizer.learning_rate = args.finetune_lr * hvd.size()"),
+])
+def test_rate_set_on_live_optimizer_is_scaled(setter, expected):
+    r = conv(FIT.format(opt='"adam"', extra="") + setter + "\nmodel.fit(x, y, epochs=1)\n")
+    assert expected in r.code
+    assert any(f.rule_id == "HVD010" and "set to" in f.message for f in r.findings)
+
+
+def test_relative_rate_update_not_scaled_twice():
+    # lr * 0.1 read back from the optimizer is already scaled: scaling it again would compound.
+    setter = "tf.keras.backend.set_value(model.optimizer.lr, model.optimizer.lr * 0.1)\n"
+    r = conv(FIT.format(opt='"adam"', extra="") + setter)
+    assert setter in r.code
+    r = conv(FIT.format(opt='"adam"', extra="") + "model.optimizer.learning_rate.assign(model.optimizer.learning_rate / 2)\n")
+    assert "assign(model.optimizer.learning_rate / 2)\n" in r.code
+
+
+def test_rate_set_left_alone_for_tf_distribute():
+    r = conv(FIT.format(opt='"adam"', extra="") + "model.optimizer.learning_rate.assign(1e-3)\n",
+             "tf-distribute")
+    assert "model.optimizer.learning_rate.assign(1e-3)\n" in r.code
+
+
+@pytest.mark.parametrize("target, cond", [("horovod", "hvd.rank() == 0"),
+                                          ("tf-distribute", "_is_chief()")])
+def test_quiet_fit_stays_quiet(target, cond):
+    # verbose=0 is quiet on every worker already; "0 if rank 0 else 0" only adds noise.
+    r = conv(FIT.format(opt='"sgd"', extra=", verbose=0"), target)
+    assert "verbose=0" in r.code and f"0 if {cond}" not in r.code
+
+
+def test_tf_distribute_loss_metric_reads_unscaled_loss():
+    # The gradients need each replica's share of the global mean; a Mean metric fed that share
+    # would print 1/replicas of the real loss.
+    r = conv("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        optimizer = tf.keras.optimizers.Adam()
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        train_loss = tf.keras.metrics.Mean(name="train_loss")
+        train_acc = tf.keras.metrics.SparseCategoricalAccuracy()
+
+        @tf.function
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = loss_object(y, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            train_loss(loss)
+            train_acc(y, logits)
+            print(loss)
+
+        for x, y in dataset:
+            train_step(x, y)
+        """, "tf-distribute")
+    assert "    train_loss(loss * strategy.num_replicas_in_sync)\n" in r.code
+    assert "    train_acc(y, logits)\n" in r.code and "    print(loss)\n" in r.code
+    assert any(f.rule_id == "TFD050" and "metric train_loss" in f.message and f.line == 9
+               for f in r.findings)  # the step function, like the loss

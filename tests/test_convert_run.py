@@ -19,7 +19,10 @@ from converters.script import convert
 
 SCRIPTS = Path(__file__).parent / "scripts"
 EAGER = ["keras_fit_basic.py", "keras_argparse_main.py", "keras_two_fits.py",
-         "keras_schedule.py", "keras_subclassed.py", "custom_loop.py", "custom_loop_main.py"]
+         "keras_schedule.py", "keras_subclassed.py", "custom_loop.py", "custom_loop_main.py",
+         # unseen-script QA (issue 4)
+         "functional_two_inputs.py", "custom_loop_metrics.py", "keras2_config_dict.py",
+         "yaml_config_main.py", "finetune_assign_lr.py", "export_saved_model.py"]
 GRAPH = ["tf1_monitored.py", "estimator_linear.py"]  # TF1 code: Horovod only
 # keras3_ops.py converts to tf-distribute but needs Keras 3, which the TF 2.15 runner lacks.
 

@@ -31,11 +31,18 @@ def idle_engine(config):
 @pytest.fixture
 def env(tmp_path):
     e = SlackEnv(tmp_path, COMPUTE_TOML, engine_factory=idle_engine)
-    (tmp_path / "train.py").write_text(SCRIPT, encoding="utf-8")
-    e.script = tmp_path / "train.py"
+    e.script = shared_script(e)
     yield e
     e.close()
     e.runtime.engine.close()
+
+
+def shared_script(env):
+    """A script as a shared file: Slack commands may only name files tfdesk keeps itself."""
+    path = env.home / "slack" / "uploads" / "F1" / "train.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SCRIPT, encoding="utf-8")
+    return path
 
 
 def start_training(env):
@@ -104,8 +111,7 @@ def test_app_home_lists_the_users_jobs(env):
 
 def test_final_message_owed_across_a_restart_is_delivered(tmp_path):
     first = SlackEnv(tmp_path, COMPUTE_TOML, engine_factory=idle_engine)
-    (tmp_path / "train.py").write_text(SCRIPT, encoding="utf-8")
-    first.script = tmp_path / "train.py"
+    first.script = shared_script(first)
     try:
         job, _, answer = start_training(first)
         first.stub.fail("chat.postMessage", 500, times=1000)  # Slack down from here on

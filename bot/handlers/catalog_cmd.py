@@ -182,7 +182,7 @@ def _added(kind: str, d: dict) -> Reply:
 
 
 @command("datasets add", "register a dataset (local path, pvc://, s3://, gs://)",
-         args=[arg("name"), arg("uri", help="path, file://, pvc://CLAIM/PATH, s3://, gs://"),
+         args=[arg("name"), arg("uri", help="path, file://, pvc://CLAIM/PATH, s3://, gs://", path=True),
                arg("--format", "-f", help="tfrecord, csv, npz, ... (guessed from the path)"),
                arg("--size", type=int, help="size in bytes, for remote data"),
                PROJECT_ARG, *COMMON_ADD],
@@ -196,7 +196,7 @@ def datasets_add(ctx, name, uri, format, size, project, description, tags):
 
 
 @command("models add", "register a model version (SavedModel folder, .keras, .onnx, plan)",
-         args=[arg("name"), arg("path", help="the model's file or folder"),
+         args=[arg("name"), arg("path", help="the model's file or folder", path=True),
                arg("--format", "-f", help="savedmodel, keras, onnx, tensorrt (guessed)"),
                arg("--tf-version", default="", help="the TensorFlow that produced it"),
                arg("--dataset", help="the catalog dataset it was trained on"),
@@ -274,7 +274,7 @@ def _params(items: list[str]) -> dict[str, Any]:
          args=[arg("name"), arg("--kind", "-k", required=True,
                                 help="convert-script, train, convert-model, infer, evaluate"),
                arg("--param", action="append", default=[], help="KEY=VALUE default (repeat)"),
-               arg("--file", help="a YAML mapping of default parameters"),
+               arg("--file", help="a YAML mapping of default parameters", path=True),
                PROJECT_ARG, *COMMON_ADD],
          examples=["tfdesk components add hvd-train --kind train --param workers=2"])
 def components_add(ctx, name, kind, param, file, project, description, tags):
@@ -323,7 +323,7 @@ def projects_use(ctx, name, channel, clear):
 
 @command("pipelines add", "store a pipeline definition (YAML) in the catalog",
          args=[arg("name", help="pipeline name (or 'name:' in the YAML; '-' to take that)"),
-               arg("file", help="the YAML definition"),
+               arg("file", help="the YAML definition", path=True),
                arg("--replace", action="store_true", help="update an existing pipeline"),
                PROJECT_ARG, arg("--tag", "-t", action="append", dest="tags", default=None,
                                 help="a tag (repeat)")],

@@ -25,10 +25,10 @@ def _write(out: Path, code: str) -> None:
 
 
 @command("convert", "convert a training script to Horovod or tf.distribute (MultiWorkerMirroredStrategy)",
-         args=[arg("script", help="the training script (.py)"),
+         args=[arg("script", help="the training script (.py)", path=True),
                arg("--to", dest="target", choices=list(TARGETS), default="horovod",
                    help="distribution target (default: horovod)"),
-               arg("-o", "--output", default=None, help="write the converted script here"),
+               arg("-o", "--output", default=None, help="write the converted script here", path=True),
                arg("--diff", action="store_true", help="show the unified diff")],
          description="Rewrite a single-process TensorFlow/Keras training script so it runs on "
                      "many workers, explain every change, and list what is left for a human. "

@@ -81,7 +81,7 @@ def _progress_subscriber(ctx, job_id):
 
 
 @command("train", "run a training script as a job (converted to distributed when needed)",
-         args=[arg("script", help="the training script (.py)"),
+         args=[arg("script", help="the training script (.py)", path=True),
                arg("--workers", type=int, default=1, help="processes / pods (default 1)"),
                arg("--gpus-per-worker", type=int, default=0, help="GPUs per worker (Kubernetes)"),
                arg("--backend", choices=["local", "kubernetes"], default="local"),

@@ -64,6 +64,8 @@ class SlackService:
         self.model_limit = int(float(section.get("max_model_mb", uploads.DEFAULT_MODEL_LIMIT_MB))
                                * 1024 * 1024)
         self.uploads_dir = config.home / "slack" / "uploads"
+        from bot.handlers.jobs import engine_config
+        self.file_roots = (config.home / "slack", engine_config(config).jobs_dir)
         # Set by the job publisher: called with (job_id, Where, status message ts).
         self.on_job_started: Callable[[str, Where, str | None], None] | None = None
         # Threads where a command is still running: (channel, thread_ts) -> how many.
@@ -94,7 +96,10 @@ class SlackService:
 
     # -- shared pieces -------------------------------------------------------------------------
     def context(self, where: Where) -> Context:
-        ctx = Context(self.config, owner=where.user, reply_to=where.reply_to())
+        # Paths in Slack commands may only name what tfdesk put on disk itself: shared files
+        # and job outputs. Anything else on the server stays unreadable from Slack.
+        ctx = Context(self.config, owner=where.user, reply_to=where.reply_to(),
+                      file_roots=self.file_roots)
         for key, value in self.shared.items():
             ctx.cached(key, lambda value=value: value)
         return ctx

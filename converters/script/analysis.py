@@ -37,6 +37,7 @@ class Analysis:
     file_callback_names: set[str] = field(default_factory=set)
     estimator_names: set[str] = field(default_factory=set)
     loss_object_names: set[str] = field(default_factory=set)
+    metric_names: set[str] = field(default_factory=set)  # train_loss = tf.keras.metrics.Mean()
     non_keras_names: set[str] = field(default_factory=set)  # e.g. scaler = StandardScaler()
     has_steps_per_epoch: bool = False
     first_import_line: int = 1
@@ -224,6 +225,8 @@ class _Visitor(ast.NodeVisitor):
                 self.a.file_callback_names.update(targets)
             if q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper():
                 self.a.loss_object_names.update(targets)
+            if q and q.startswith(T.METRIC_PREFIX) and q.split(".")[-1][:1].isupper():
+                self.a.metric_names.update(targets)
             if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.a.estimator_names.update(targets)

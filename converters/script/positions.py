@@ -5,6 +5,7 @@ needs where a node starts, and this is several times faster (it dominated conver
 """
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -53,3 +54,167 @@ def start_positions(module: cst.Module) -> dict:
     state = _State(default_indent=module.default_indent, default_newline=module.default_newline)
     module._codegen(state)
     return state.positions
+
+
+# --- on demand: only the statements that hold a finding are generated -----------------------
+# A full code-generation pass over a large script costs as much as the rewrite itself, yet
+# findings touch a few hundred nodes. Every statement's start is already known from the ``ast``
+# tree that the input checks parsed, so each finding only needs its innermost statement
+# generated, started at that statement's line and indentation.
+
+def _anchor_types() -> frozenset:
+    bases = (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.SimpleStatementLine)
+    return frozenset(c for c in vars(cst).values()
+                     if isinstance(c, type) and issubclass(c, bases) and not c.__name__.startswith("Base"))
+
+
+ANCHORS = _anchor_types()
+_BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")
+_AST_NAMES = {"Del": "Delete"}
+
+
+def _cst_flat(body, out: list, elifs: set) -> None:
+    """Statements in source order: small statements and compound statements (pre-order)."""
+    for stmt in body:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            out.extend(stmt.body)
+            continue
+        out.append(stmt)
+        for name in _BLOCKS:
+            part = getattr(stmt, name, None)
+            if part is None:
+                continue
+            if isinstance(part, cst.If):  # elif: generated on its own it would say "if"
+                elifs.add(part)
+                _cst_flat([part], out, elifs)
+            elif isinstance(part, (list, tuple)):  # except handlers, match cases
+                for item in part:
+                    _cst_suite(item.body, out, elifs)
+            elif isinstance(part, cst.BaseSuite):
+                _cst_suite(part, out, elifs)
+            else:  # Else, Finally
+                _cst_suite(part.body, out, elifs)
+
+
+def _cst_suite(suite, out: list, elifs: set) -> None:
+    if isinstance(suite, cst.SimpleStatementSuite):
+        out.extend(suite.body)
+    else:
+        _cst_flat(suite.body, out, elifs)
+
+
+def _ast_flat(body, out: list) -> None:
+    for stmt in body:
+        out.append(stmt)
+        for name in _BLOCKS:
+            part = getattr(stmt, name, None)
+            if not isinstance(part, list):
+                continue
+            if name in ("handlers", "cases"):
+                for item in part:
+                    _ast_flat(item.body, out)
+            else:
+                _ast_flat(part, out)
+
+
+def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
+    """{statement: (line, column, indentation, is_elif)} for every LibCST statement, from
+    ``ast``; None when the two trees do not line up (then positions come from a full pass)."""
+    mine, theirs, elifs = [], [], set()
+    _cst_flat(module.body, mine, elifs)
+    _ast_flat(tree.body, theirs)
+    if len(mine) != len(theirs):
+        return None
+    if "\r" in text:
+        if re.search("\r(?!\n)", text):  # old Mac line ends: ast and LibCST count lines apart
+            return None
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")  # ast's lines (str.splitlines also splits at \f, \x1c, ...)
+    out = {}
+    for node, ref in zip(mine, theirs):
+        name = type(node).__name__
+        if _AST_NAMES.get(name, name) != type(ref).__name__.replace("Async", ""):
+            return None
+        line_text = lines[ref.lineno - 1] if ref.lineno <= len(lines) else ""
+        col = ref.col_offset
+        if not line_text.isascii():  # ast columns count UTF-8 bytes
+            col = len(line_text.encode("utf-8")[:col].decode("utf-8", "replace"))
+        # The enclosing block's indentation: continuation lines and nested blocks repeat it.
+        indent = line_text[:len(line_text) - len(line_text.lstrip(" \t\f"))]
+        out[node] = (ref.lineno, col, indent, node in elifs)
+    return out
+
+
+class Positions:
+    """``get(node)``: where an original node starts, like start_positions(), computed on demand.
+
+    ``stack`` holds the statements being visited (Combined keeps it); a node is found by
+    generating the innermost of them, and only when that fails by one full pass.
+    """
+
+    def __init__(self, module: cst.Module, tree, text: str):
+        self.module, self.tree, self.text = module, tree, text
+        self.stack: list = []
+        self.known: dict = {}
+        self._starts: dict | None = None
+        self._done: set = set()
+        self._full = False
+
+    @property
+    def starts(self) -> dict:
+        if self._starts is None:
+            starts = statement_starts(self.module, self.tree, self.text)
+            if starts is None:
+                self._fill_all()
+                starts = {}
+            self._starts = starts
+        return self._starts
+
+    def _fill_all(self) -> None:
+        if not self._full:
+            self._full = True
+            self.known.update(start_positions(self.module))
+
+    def _generate(self, stmt) -> None:
+        self._done.add(stmt)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            line, col, indent, elif_ = self.starts[stmt.body[0]]
+        else:
+            line, col, indent, elif_ = self.starts[stmt]
+        small = isinstance(stmt, cst.BaseSmallStatement)
+        state = _State(default_indent=self.module.default_indent,
+                       default_newline=self.module.default_newline)
+        state.indent_tokens = [indent]
+        state.column = col if small else 0
+        if elif_:
+            stmt._codegen(state, is_elif=True)
+        else:
+            stmt._codegen(state)
+        got = state.positions.get(stmt)
+        if got is None or got[1] != col:  # not where ast says: leave it to the full pass
+            return
+        shift = line - got[0]
+        for node, (ln, c) in state.positions.items():
+            self.known.setdefault(node, (ln + shift, c))
+
+    def get(self, node, default=None):
+        pos = self.known.get(node)
+        if pos is not None or self._full:
+            return pos if pos is not None else default
+        starts = self.starts
+        if node in starts:
+            pos = starts[node][:2]
+        elif isinstance(node, cst.SimpleStatementLine) and node.body and node.body[0] in starts:
+            pos = starts[node.body[0]][:2]
+        if pos is not None:
+            self.known[node] = pos
+            return pos
+        for stmt in reversed(self.stack):
+            if stmt in self._done:
+                continue
+            if stmt in starts or (isinstance(stmt, cst.SimpleStatementLine) and stmt.body[0] in starts):
+                self._generate(stmt)
+                if node in self.known:
+                    return self.known[node]
+        self._fill_all()
+        return self.known.get(node, default)

@@ -40,6 +40,10 @@ TF1_OPTIMIZERS = {
                           ("FtrlOptimizer", None)]
 }
 LR_KEYWORDS = ("learning_rate", "lr")
+# Setting a rate on a live optimizer (fine-tuning stages, LR-scheduler callbacks): the new value
+# needs the same scaling. ``opt.learning_rate.assign(v)`` and ``opt.lr = v`` are read by
+# attribute name; these functions take the optimizer attribute and then the value.
+LR_SETTERS = {"keras.backend.set_value": 1}
 
 # compile(optimizer="adam") strings -> Keras class name.
 STRING_OPTIMIZERS = {
@@ -76,6 +80,8 @@ VARIABLE_CREATOR_PREFIXES = ("keras.layers.", "keras.applications.", "keras.Inpu
 
 # Keras loss classes: "keras.losses." + a capitalised name.
 LOSS_PREFIX = "keras.losses."
+# Keras metric classes: "keras.metrics." + a capitalised name.
+METRIC_PREFIX = "keras.metrics."
 
 # Where input pipelines start; Horovod shards right after these.
 DATASET_SOURCES = {

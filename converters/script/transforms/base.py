@@ -7,7 +7,8 @@ import libcst as cst
 
 from converters.script.analysis import Analysis
 from converters.script.findings import Finding
-from converters.script.names import code, dotted
+from converters.script.names import TRIVIA, code, dotted
+from converters.script.positions import ANCHORS
 
 
 @dataclass
@@ -22,7 +23,7 @@ class RuleContext:
     # ids of statements inserted by rules in this run, so later rules can line the rest of a
     # block up with the original statements (and their line numbers).
     inserted: set = field(default_factory=set)
-    # {original node: (line, column)} from converters.script.positions
+    # original node -> (line, column): a converters.script.positions.Positions (or a dict)
     positions: dict = field(default_factory=dict)
 
     @property
@@ -86,6 +87,8 @@ _LEAVES = {cst.Import, cst.ImportFrom, cst.SimpleString, cst.FormattedString,
            cst.Parameters}
 
 
+
+
 class Combined(cst.CSTTransformer):
     """Runs every rule transform in one traversal, in rule order at each node.
 
@@ -94,35 +97,50 @@ class Combined(cst.CSTTransformer):
     wrapped in an ``if``), later rules do not see that node again.
     """
 
-    def __init__(self, rules: list[RuleTransform]):
+    def __init__(self, rules: list[RuleTransform], stack: list | None = None):
         super().__init__()
         self.rules = rules
-        self._cache: dict = {}
+        # node type -> (visit hooks, leave hooks, walk its children?, is a statement)
+        self._plans: dict = {}
+        # The statements being visited, innermost last: Positions generates only those.
+        self.stack = [] if stack is None else stack
+        self._skip_trivia = not any(self._hooks(p, t) for t in TRIVIA for p in ("visit", "leave"))
 
-    def _methods(self, prefix: str, node_type: type) -> list:
+    def _hooks(self, prefix: str, node_type: type) -> tuple:
         # Only the hooks a rule really defines (the base class has a no-op for every node type).
-        key = (prefix, node_type)
-        if key not in self._cache:
-            name = f"{prefix}_{node_type.__name__}"
-            base = getattr(cst.CSTTransformer, name, None)
-            self._cache[key] = [getattr(r, name) for r in self.rules
-                                if getattr(type(r), name, base) is not base]
-        return self._cache[key]
+        name = f"{prefix}_{node_type.__name__}"
+        base = getattr(cst.CSTTransformer, name, None)
+        return tuple(getattr(r, name) for r in self.rules
+                     if getattr(type(r), name, base) is not base)
+
+    def _plan(self, node_type: type) -> tuple:
+        # Nothing a rule rewrites lives inside an import, a string or trivia: not walking them
+        # is most of the speed of a conversion.
+        walk = node_type not in _LEAVES and not (self._skip_trivia and node_type in TRIVIA)
+        plan = (self._hooks("visit", node_type), self._hooks("leave", node_type), walk,
+                node_type in ANCHORS)
+        self._plans[node_type] = plan
+        return plan
 
     def on_visit(self, node):
-        for method in self._methods("visit", type(node)):
+        plan = self._plans.get(type(node)) or self._plan(type(node))
+        if plan[3]:
+            self.stack.append(node)
+        for method in plan[0]:
             method(node)
-        # Nothing a rule rewrites lives inside a plain dotted name, an import or a string:
-        # not walking them is most of the speed of a conversion.
-        if type(node) in _LEAVES:
+        if not plan[2]:
             return False
+        # ... nor inside a plain dotted name (tf.keras.layers.Dense).
         return not (type(node) is cst.Attribute and dotted(node) is not None)
 
     def on_leave(self, original, updated):
-        for method in self._methods("leave", type(original)):
+        plan = self._plans[type(original)]
+        for method in plan[1]:
             if type(updated) is not type(original):
                 break
             updated = method(original, updated)
+        if plan[3]:
+            self.stack.pop()
         return updated
 
     # No rule uses per-attribute hooks; skipping them saves a lookup per child of every node.

@@ -85,8 +85,27 @@ class ScaleLoss(RuleTransform):
             body[i] = stmt.with_changes(body=stmt.body.with_changes(body=inner))
             self.note(original, f"loss {loss!r} {how} inside the tape (gradients are summed "
                                 "across replicas)")
+            body[i + 1:] = [self._unscaled_metric(original, s, loss) for s in body[i + 1:]]
             return updated.with_changes(body=updated.body.with_changes(body=body))
         return updated
+
+
+    def _unscaled_metric(self, func, stmt, loss: str):
+        """``train_loss(loss)`` after the tape: the metric wants the replica's own mean loss,
+        not the share of the global mean the gradients need (it would read 1/replicas)."""
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Expr)):
+            return stmt
+        call = stmt.body[0].value
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+                and call.func.value in self.a.metric_names and len(call.args) == 1
+                and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == loss):
+            return stmt
+        self.note(func, f"metric {call.func.value} reads the loss times {self.ctx.replicas} "
+                        "(the replica's mean loss, as before)")
+        new = call.with_changes(args=[call.args[0].with_changes(
+            value=expr(f"{loss} * {self.ctx.replicas}"))])
+        return stmt.with_changes(body=[stmt.body[0].with_changes(value=new)])
 
 
 class DistributeSteps(RuleTransform):

@@ -30,7 +30,9 @@ class QuietWorkers(RuleTransform):
             self.note(original, "progress output on one worker only (verbose=0 elsewhere)")
             return add_kwarg(updated, "verbose", expr(f"1 if {cond} else 0"))
         i, arg = found
-        if cond in code(arg.value):
+        # Already quiet (verbose=0 / False) everywhere: nothing to split.
+        if cond in code(arg.value) or (isinstance(arg.value, (cst.Integer, cst.Name))
+                                       and code(arg.value).strip() in ("0", "False")):
             return updated
         self.note(original, "progress output on one worker only (verbose=0 elsewhere)")
         text = code(arg.value).strip()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import add_kwarg, code, expr, find_arg, replace_arg, times
+from converters.script.names import add_kwarg, code, expr, find_arg, nodes_of, replace_arg, times
 from converters.script.transforms.base import RuleTransform
 
 
@@ -14,8 +14,39 @@ class ScaleLearningRate(RuleTransform):
             return True
         return isinstance(value, cst.Name) and value.value in self.a.schedule_names
 
+    @staticmethod
+    def _is_rate(node: cst.BaseExpression) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value in T.LR_KEYWORDS
+
+    def _scale_set_rate(self, original: cst.CSTNode, value: cst.BaseExpression):
+        """The new value of a rate set on a live optimizer, scaled; None to leave it."""
+        size = self.ctx.size
+        text = code(value)
+        # A relative update (lr * 0.1 read from the optimizer) is already scaled.
+        if size in text or any(self._is_rate(n) for n in nodes_of(value, cst.Attribute)):
+            return None
+        self.note(original, f"learning rate set to {text.strip()} on the optimizer: scaled by "
+                            f"{size} like the initial rate")
+        return times(value, size)
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        if len(updated.targets) != 1 or not self._is_rate(updated.targets[0].target):
+            return updated
+        new = self._scale_set_rate(original, updated.value)
+        return updated if new is None else updated.with_changes(value=new)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        q = self.q(updated.func)
+        func = updated.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "assign"
+                and self._is_rate(func.value) and len(updated.args) == 1):
+            new = self._scale_set_rate(original, updated.args[0].value)
+            return updated if new is None else replace_arg(updated, 0, new)
+        q = self.q(func)
+        if q in T.LR_SETTERS and len(updated.args) > T.LR_SETTERS[q] \
+                and self._is_rate(updated.args[0].value):
+            i = T.LR_SETTERS[q]
+            new = self._scale_set_rate(original, updated.args[i].value)
+            return updated if new is None else replace_arg(updated, i, new)
         size = self.ctx.size
         if q in T.SCHEDULES:
             keyword, pos = T.SCHEDULES[q]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code
+from converters.script.names import code, nodes_of
 from converters.script.transforms.base import RuleTransform, align
 
 
@@ -41,7 +41,8 @@ class StrategyScope(RuleTransform):
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return False
         visitor = _Creates(self)
-        stmt.visit(visitor)
+        for call in nodes_of(stmt, cst.Call):  # order does not matter: both are flags
+            visitor.visit_Call(call)
         return visitor.found and not visitor.trains
 
     def _wrap(self, original_body, body):
