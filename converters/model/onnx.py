@@ -67,7 +67,10 @@ def convert(saved_model: Path, out: Path, signature: str = "serving_default",
         hint = (" String processing (e.g. TextVectorization) cannot be expressed in ONNX: "
                 "move it out of the model and feed token ids instead."
                 if any(k.startswith(("String", "Regex", "StaticRegex", "Lookup", "HashTable"))
-                       for k in bad) else "")
+                       for k in bad) else
+                " Rewrite that part of the model with ops ONNX has (e.g. tf.math.log(1 + x) "
+                "for Log1p), or keep serving it with TensorFlow (tfdesk infer works on the "
+                "SavedModel itself).")
         raise UnsupportedOps(f"ONNX has no equivalent for these TensorFlow ops: {ops}.{hint}",
                              ops=sorted(bad))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -37,9 +37,22 @@ def export_keras(source: dict, dest: Path) -> Path:
         model = tf.keras.models.load_model(source["path"], compile=False)
     except Exception as exc:
         raise NotAModel(f"Keras could not load {Path(source['path']).name}: "
-                        f"{type(exc).__name__}: {str(exc)[:400]}") from None
+                        f"{type(exc).__name__}: {str(exc)[:400]}{custom_class_hint(exc)}") from None
     tf.saved_model.save(model, str(dest))
     return dest
+
+
+def custom_class_hint(exc: Exception) -> str:
+    """A .keras/.h5 file stores only the names of custom layers, not their code, and the runner
+    never runs user code; a SavedModel keeps the traced graph, so it converts without it."""
+    text = str(exc)
+    if not any(k in text for k in ("Cannot deserialize object", "Unknown layer",
+                                   "custom_object_scope", "register_keras_serializable")):
+        return ""
+    return (" — the model uses a custom class whose Python code is not in the file, and "
+            "tfdesk does not run your code. Save it as a SavedModel where that code is "
+            "importable (tf.saved_model.save(model, 'model_dir'), or model.export('model_dir') "
+            "in Keras 3) and convert that folder or a .zip of it.")
 
 
 # Op-name prefix -> the module whose import registers those ops. A Keras model trained with

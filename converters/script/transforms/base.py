@@ -87,6 +87,18 @@ _LEAVES = {cst.Import, cst.ImportFrom, cst.SimpleString, cst.FormattedString,
            cst.Parameters}
 
 
+# Which rules hook which node types depends only on the rule classes: worked out once per
+# process, not once per conversion (it was a fifth of a small script's time).
+_SHAPES: dict = {}
+_SKIP_TRIVIA: dict = {}
+
+
+def _hooked(kinds: tuple, prefix: str, node_type: type) -> tuple:
+    """Indexes of the rule classes that really define ``prefix_NodeType`` (the base class has
+    a no-op for every node type)."""
+    name = f"{prefix}_{node_type.__name__}"
+    base = getattr(cst.CSTTransformer, name, None)
+    return tuple(i for i, k in enumerate(kinds) if getattr(k, name, base) is not base)
 
 
 class Combined(cst.CSTTransformer):
@@ -100,25 +112,29 @@ class Combined(cst.CSTTransformer):
     def __init__(self, rules: list[RuleTransform], stack: list | None = None):
         super().__init__()
         self.rules = rules
+        self._kinds = tuple(type(r) for r in rules)
         # node type -> (visit hooks, leave hooks, walk its children?, is a statement)
         self._plans: dict = {}
         # The statements being visited, innermost last: Positions generates only those.
         self.stack = [] if stack is None else stack
-        self._skip_trivia = not any(self._hooks(p, t) for t in TRIVIA for p in ("visit", "leave"))
-
-    def _hooks(self, prefix: str, node_type: type) -> tuple:
-        # Only the hooks a rule really defines (the base class has a no-op for every node type).
-        name = f"{prefix}_{node_type.__name__}"
-        base = getattr(cst.CSTTransformer, name, None)
-        return tuple(getattr(r, name) for r in self.rules
-                     if getattr(type(r), name, base) is not base)
+        skip = _SKIP_TRIVIA.get(self._kinds)
+        if skip is None:
+            skip = _SKIP_TRIVIA[self._kinds] = not any(
+                _hooked(self._kinds, p, t) for t in TRIVIA for p in ("visit", "leave"))
+        self._skip_trivia = skip
 
     def _plan(self, node_type: type) -> tuple:
-        # Nothing a rule rewrites lives inside an import, a string or trivia: not walking them
-        # is most of the speed of a conversion.
-        walk = node_type not in _LEAVES and not (self._skip_trivia and node_type in TRIVIA)
-        plan = (self._hooks("visit", node_type), self._hooks("leave", node_type), walk,
-                node_type in ANCHORS)
+        shape = _SHAPES.get((self._kinds, node_type))
+        if shape is None:
+            # Nothing a rule rewrites lives inside an import, a string or trivia: not walking
+            # them is most of the speed of a conversion.
+            walk = node_type not in _LEAVES and not (self._skip_trivia and node_type in TRIVIA)
+            shape = _SHAPES[(self._kinds, node_type)] = (
+                _hooked(self._kinds, "visit", node_type), _hooked(self._kinds, "leave", node_type),
+                walk, node_type in ANCHORS)
+        name = node_type.__name__
+        plan = (tuple(getattr(self.rules[i], f"visit_{name}") for i in shape[0]),
+                tuple(getattr(self.rules[i], f"leave_{name}") for i in shape[1]), shape[2], shape[3])
         self._plans[node_type] = plan
         return plan
 
