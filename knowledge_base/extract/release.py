@@ -22,7 +22,7 @@ from ..records import (CLASS, CONSTANT, FUNCTION, MODULE, ReleaseExtract, Releas
 from ..wheels import ReleaseWheels, wheel_version
 from . import companions
 from . import deprecation as dep_rules
-from .api_files import is_namespace, parse_api_file
+from .api_files import is_generated, is_namespace, parse_api_file
 from .renames import extract_renames
 from .source import Resolved, Resolver, members, params_of
 from .zipsource import Sources, open_wheel
@@ -81,6 +81,17 @@ class _Walker:
                     self.walk(child, r.module, companion)
                     continue
             self.add(child, r, f"{e.module}.{e.attr}", e.line)
+        # Generated namespaces on disk that this file does not import are public too (the API
+        # is the generated tree: Keras 3's tf.keras root, for one, omits `saving`).
+        if self.sources.is_package(module):
+            for sub in self.sources.subpackages(module):
+                child = f"{public}.{sub.rpartition('.')[2]}"
+                if child in self.records or not allowed(child) or \
+                        (not companion and companions.owned_by_companion(child)):
+                    continue
+                text = self.sources.text(sub)
+                if text is not None and is_generated(text):
+                    self.walk(child, sub, companion)
         return True
 
     def add(self, public: str, r: Resolved | None, fallback_object: str, hint: int | None) -> None:

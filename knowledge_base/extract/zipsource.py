@@ -33,6 +33,7 @@ class Sources:
         self._ast: dict[str, ast.Module | None] = {}
         self._text: dict[str, str | None] = {}
         self.wheel_names: dict[int, str] = {}
+        self._children: dict[str, list[str]] | None = None
 
     def add(self, z: zipfile.ZipFile, label: str) -> None:
         self.wheel_names[id(z)] = label
@@ -49,9 +50,19 @@ class Sources:
             # First wheel added wins (TF before companions), packages over same-named modules.
             if mod not in self._files or (is_pkg and not self._files[mod][2]):
                 self._files[mod] = (z, name, is_pkg)
+        self._children = None
 
     def has(self, module: str) -> bool:
         return module in self._files
+
+    def subpackages(self, module: str) -> list[str]:
+        """Packages directly inside ``module`` (folders with an ``__init__.py``)."""
+        if self._children is None:
+            self._children = {}
+            for mod, (_, _, is_pkg) in self._files.items():
+                if is_pkg and "." in mod:
+                    self._children.setdefault(mod.rpartition(".")[0], []).append(mod)
+        return sorted(self._children.get(module, ()))
 
     def has_prefix(self, prefix: str) -> bool:
         return any(m.startswith(prefix) for m in self._files)
