@@ -124,3 +124,26 @@ def test_missing_companion_still_extracts_tf(tmp_path):
     ex = extract_release(find_release_wheels("2.10", tmp_path))
     assert "tf.nn.relu" in {s.name for s in ex.symbols}
     assert ex.info.keras_source is None and ex.info.keras_version is None
+
+
+def test_generated_namespace_the_root_does_not_import_is_public(tmp_path):
+    # Keras 3's tf.keras root file has no `from ... import saving`, yet the generated
+    # keras/_tf_keras/keras/saving/ namespace is part of its API.
+    root = "keras._tf_keras.keras"
+    make_tf_wheel(tmp_path, "2.17.1", _tf_root("new"), NN_OPS, requires=["keras>=3.2.0"])
+    api = _keras_api(root, "keras.src.models.model", "keras3")
+    api["saving"] = api_file([("keras.src.saving.registration", "register_keras_serializable")],
+                             package=f"{root}.saving", style="keras3")
+    api["_private"] = api_file([("keras.src.saving.registration", "hidden")],
+                               package=f"{root}._private", style="keras3")
+    make_keras_wheel(tmp_path, "3.2.1", api, {
+        "keras.src.models.model": TRAINING.format(who="keras 3", arg="k3"),
+        "keras.layers.preprocessing.random_flip": PREPROCESSING,
+        "keras.src.saving.registration":
+            "def register_keras_serializable(package='Custom', name=None):\n"
+            "    '''Registers an object with the Keras serialization framework.'''\n"
+            "def hidden():\n    pass\n"})
+    by = {s.name: s for s in extract_release(find_release_wheels("2.17", tmp_path)).symbols}
+    assert by["tf.keras.saving"].kind == "module"
+    assert by["tf.keras.saving.register_keras_serializable"].signature == "(package='Custom', name=None)"
+    assert not any("_private" in n or "hidden" in n for n in by)
