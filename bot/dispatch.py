@@ -18,8 +18,8 @@ def run(ctx: Context, command: Command) -> Reply:
         return Reply.error(f"'{command.name}' works only in a terminal on the tfdesk machine "
                            f"(tfdesk {command.name} ...)")
     if ctx.file_roots is not None:
-        outside = [v for d in path_dests(spec) for v in _values(command.args.get(d))
-                   if not _inside(v, ctx.file_roots)]
+        outside = [v for d, names_ok in path_dests(spec) for v in _values(command.args.get(d))
+                   if not _inside(v, ctx.file_roots, names_ok)]
         if outside:
             return Reply.error(f"{outside[0]!r} is not a file shared with tfdesk here: share the "
                                "file in this conversation (or name a catalog entry) instead "
@@ -52,15 +52,15 @@ def _values(v) -> list[str]:
     return [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
 
 
-def _inside(value: str, roots) -> bool:
-    """A URI (s3://, pvc://) or a catalog name is not a local path; a path must resolve (links
-    followed) into one of ``roots``."""
+def _inside(value: str, roots, names_ok: bool) -> bool:
+    """A URI (s3://, pvc://) is not a local path, nor, where the argument takes one, a catalog
+    name; a path must resolve (links followed) into one of ``roots``."""
     if value.startswith("file://"):
         value = value[len("file://"):]
     elif "://" in value:
         return True
     p = Path(value).expanduser()
-    if not p.is_absolute() and not p.exists() and "/" not in value:
-        return True  # a name such as "mnist" or "resnet:3", resolved by the handler
+    if names_ok and not p.is_absolute() and not p.exists() and "/" not in value:
+        return True  # a name such as "resnet:3", resolved by the handler
     real = p.resolve()
     return any(real.is_relative_to(Path(r).resolve()) for r in roots)

@@ -16,18 +16,20 @@ def arg(*flags: str, **kwargs: Any) -> Arg:
     """One argparse argument, as data: ``arg("--limit", type=int, default=5)``.
 
     ``path=True`` marks a local file or folder: from Slack, such a path must lie in the
-    folders tfdesk itself fills (uploads, job outputs); see :func:`bot.dispatch.run`.
+    folders tfdesk itself fills (uploads, job outputs); ``path="or-name"`` also takes a
+    catalog name there. See :func:`bot.dispatch.run`.
     """
     return (flags, kwargs)
 
 
-def path_dests(spec: "CommandSpec") -> list[str]:
-    """The argparse ``dest`` of every argument of ``spec`` marked ``path=True``."""
+def path_dests(spec: "CommandSpec") -> list[tuple[str, bool]]:
+    """(argparse ``dest``, takes a catalog name too) of every path argument of ``spec``."""
     out = []
     for flags, kwargs in spec.args:
         if kwargs.get("path"):
             long = next((f for f in flags if f.startswith("--")), flags[0])
-            out.append(kwargs.get("dest") or long.lstrip("-").replace("-", "_"))
+            out.append((kwargs.get("dest") or long.lstrip("-").replace("-", "_"),
+                        kwargs["path"] == "or-name"))
     return out
 
 

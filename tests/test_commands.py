@@ -163,7 +163,8 @@ def test_slack_commands_cannot_name_files_on_the_server(home, tmp_path):
                   reply_to={"kind": "slack", "channel": "C1", "thread_ts": "1.0"},
                   file_roots=(home / "slack",))
     for line in (f"convert {secret}", f"convert ../../../../{secret}", "models add m /etc",
-                 f"datasets add d file://{tmp_path}", f"convert {ok} -o {tmp_path / 'x.py'}"):
+                 f"datasets add d file://{tmp_path}", f"convert {ok} -o {tmp_path / 'x.py'}",
+                 f"convert {ok} -o out.py", "convert train.py"):
         _, reply = run_line(ctx, line)
         assert not reply.ok and "not a file shared with tfdesk" in reply.text, line
         assert "xoxb" not in reply.text

@@ -104,7 +104,7 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
 
 @command("convert-model", "convert a SavedModel / .keras / .h5 to ONNX, TensorRT or TF-TRT; "
          "validate and benchmark it",
-         args=[arg("model", help="SavedModel folder, .zip/.tar.gz of one, .keras or .h5 file", path=True),
+         args=[arg("model", help="SavedModel folder, .zip/.tar.gz of one, .keras or .h5 file", path="or-name"),
                arg("--to", dest="target", choices=TARGETS, default="onnx",
                    help="target format (default onnx)"),
                arg("--precision", choices=PRECISIONS, default="fp32"),
@@ -128,7 +128,7 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
 
 
 @command("infer", "benchmark a model (and predict on --input) as a job",
-         args=[arg("model", help="SavedModel folder or archive, .keras, .h5 or .onnx", path=True),
+         args=[arg("model", help="SavedModel folder or archive, .keras, .h5 or .onnx", path="or-name"),
                arg("--batch", help="batch sizes, e.g. 1,8,32 (default)"),
                arg("--backend", choices=["local", "kubernetes"], default="local"),
                arg("--input", path=True, help="inputs to predict on (.npz keyed by input name, or .npy); "
@@ -153,13 +153,13 @@ def infer(ctx, model, batch, backend, input, signature, gpus, detach, dry_run): 
 
 @command("evaluate", "score a model on labelled data (NPZ, CSV, TFRecord), side by side with "
          "its converted version",
-         args=[arg("model", help="SavedModel folder or archive, .keras, .h5 or .onnx", path=True),
+         args=[arg("model", help="SavedModel folder or archive, .keras, .h5 or .onnx", path="or-name"),
                arg("--data", path=True, required=True,
                    help="labelled data: .npz (arrays keyed by input name plus 'label'), .csv "
                    "(header row, a 'label' column) or .tfrecord (tf.train.Example)"),
                arg("--metrics", help="comma-separated: accuracy, top5 (any topK), mae, mse, "
                    "rmse, agreement (default: accuracy[,top5] for classes, mae,mse otherwise)"),
-               arg("--against", path=True, help="a converted model (e.g. the .onnx convert-model made) to "
+               arg("--against", path="or-name", help="a converted model (e.g. the .onnx convert-model made) to "
                    "score on the same rows; adds agreement with the original"),
                arg("--label", help="the label's key or column (default: label, labels, y or "
                    "target)"),
