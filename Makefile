@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 export TFDESK_HOME ?= $(HOME)/.tfdesk
 
-.PHONY: venv runner-env kb run test test-quick bench docs clean
+.PHONY: venv system-deps runner-env kb run test test-quick bench docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,9 +14,13 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
+# Chromium for the browser test, a C++ toolchain and CMake for Horovod (apt, when missing).
+system-deps:
+	bash scripts/system_deps.sh
+
 # Where converted scripts, training and model conversion run: TF 2.15.1 + Horovod (gloo),
 # tf2onnx, ONNX Runtime. Separate from the bot's environment, which never imports TensorFlow.
-runner-env:
+runner-env: system-deps
 	bash scripts/build_runner_env.sh .venv-runner
 
 # The KB is built from the compact extract shipped in the repo (seconds, no downloads).
