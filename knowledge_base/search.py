@@ -68,7 +68,7 @@ class Searcher:
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
-        # Document count per (porter-stemmed) term, to drop words that match half the KB.
+        # Document count per (porter-stemmed) term, to leave out words too common to matter.
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
         self.n_docs = max(1, len(self.names))
         self.stem = stem
