@@ -7,7 +7,9 @@ runs periodically and at start.
 """
 from __future__ import annotations
 
+import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,6 +37,10 @@ class Messenger:
         self.store = store
         # Called with (job_id, method, response) when an outbox item finally goes out.
         self.on_delivered: Callable[[str | None, str, Any], None] | None = None
+        # What each message (channel, ts) shows now: an update that changes nothing is not
+        # sent, whichever thread (publisher, command, button) asks for it.
+        self._shown: dict[tuple[str, str], str] = {}
+        self._shown_lock = threading.Lock()
 
     def _call(self, method: str, payload: dict[str, Any], job_id: str | None, keep: bool):
         fn = getattr(self.client, method.replace(".", "_"))
@@ -58,16 +64,34 @@ class Messenger:
         if thread_ts:
             payload["thread_ts"] = thread_ts
         try:
-            return self._call("chat.postMessage", payload, job_id, keep)["ts"]
+            ts = self._call("chat.postMessage", payload, job_id, keep)["ts"]
         except (SlackApiError, SlackClientError, OSError):
             return None
+        with self._shown_lock:
+            self._remember((channel, ts), _content(message))
+        return ts
+
+    def _remember(self, key: tuple[str, str], content: str) -> None:
+        self._shown.pop(key, None)
+        self._shown[key] = content
+        while len(self._shown) > SHOWN_KEPT:  # recent messages are the ones updated
+            self._shown.pop(next(iter(self._shown)))
 
     def update(self, channel: str, ts: str, message: dict[str, Any],
                job_id: str | None = None) -> bool:
+        key, content = (channel, ts), _content(message)
+        with self._shown_lock:  # claimed before sending, so two threads never send it twice
+            before = self._shown.get(key)
+            if before == content:
+                return True
+            self._remember(key, content)
         try:
             self._call("chat.update", {"channel": channel, "ts": ts, **message}, job_id, True)
             return True
         except (SlackApiError, SlackClientError, OSError):
+            with self._shown_lock:
+                if self._shown.get(key) == content:
+                    self._shown[key] = before
             return False
 
     def ephemeral(self, channel: str, user: str, message: dict[str, Any],
@@ -127,3 +151,10 @@ class Messenger:
             if self.on_delivered:
                 self.on_delivered(item["job_id"], item["method"], resp)
         return sent
+
+
+SHOWN_KEPT = 2000
+
+
+def _content(message: dict[str, Any]) -> str:
+    return json.dumps(message, sort_keys=True, default=str)
