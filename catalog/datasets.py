@@ -127,8 +127,7 @@ def list_(conn: sqlite3.Connection, project=None, tag=None, owner=None, search=N
 
 
 def dependants(conn, row) -> list[str]:
-    return (entries.pipelines_naming(conn, KIND, row["name"])
-            + entries.uses_of(conn, KIND, row["id"]))
+    return entries.dependants(conn, KIND, row)
 
 
 def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str, Any]:

@@ -141,6 +141,11 @@ def uses_of(conn: sqlite3.Connection, kind: str, item_id: int) -> list[str]:
         (kind, item_id))]
 
 
+def dependants(conn: sqlite3.Connection, kind: str, row) -> list[str]:
+    """Who relies on an entry: pipelines that name it, then recorded uses (jobs, runs)."""
+    return pipelines_naming(conn, kind, row["name"]) + uses_of(conn, kind, row["id"])
+
+
 def pipelines_naming(conn: sqlite3.Connection, kind: str, name: str) -> list[str]:
     return [f"pipeline {r['name']}" for r in conn.execute(
         "SELECT p.name FROM catalog_pipeline_refs r JOIN catalog_pipelines p "

@@ -160,8 +160,7 @@ def list_(conn: sqlite3.Connection, project=None, tag=None, owner=None, search=N
 
 
 def dependants(conn, row) -> list[str]:
-    named = entries.pipelines_naming(conn, KIND, row["name"])
-    return named + entries.uses_of(conn, KIND, row["id"])
+    return entries.dependants(conn, KIND, row)
 
 
 def update_results(conn: sqlite3.Connection, ref: str, validation: dict | None = None,
