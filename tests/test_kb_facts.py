@@ -2,17 +2,14 @@
 `tfdesk kb build`), checked against what is known of TensorFlow's history."""
 import pytest
 
-from knowledge_base.answers import Answers
-from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
+from knowledge_base.pipeline import SHIPPED_EXTRACT
 
 pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 
 
-@pytest.fixture(scope="module")
-def kb(tmp_path_factory):
-    path = tmp_path_factory.mktemp("kb") / "kb.sqlite"
-    load_shipped(path)
-    return Answers.open(path, "http://docs.test/")
+@pytest.fixture
+def kb(shipped_kb):
+    return shipped_kb
 
 
 def sym(kb, name):

@@ -1,0 +1,15 @@
+"""Fixtures shared by several test modules."""
+import pytest
+
+from knowledge_base.answers import Answers
+from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
+
+
+@pytest.fixture(scope="session")
+def shipped_kb(tmp_path_factory):
+    """The real KB, built once per test run from the shipped extract (read-only in tests)."""
+    if not SHIPPED_EXTRACT.is_file():
+        pytest.skip("no shipped extract")
+    path = tmp_path_factory.mktemp("kb") / "kb.sqlite"
+    load_shipped(path)
+    return Answers.open(path, "http://docs.test/")
