@@ -11,6 +11,7 @@ from converters.script.errors import ConversionError
 from converters.script.findings import Finding, format_report
 from converters.script.rules import TARGETS, rules_for
 from converters.script.positions import Positions
+from converters.script.render import render, spans
 from converters.script.source import load
 from converters.script.transforms.base import Combined, RuleContext
 
@@ -27,6 +28,7 @@ class ConversionResult:
     filename: str
     analysis: Analysis
     findings: list[Finding] = field(default_factory=list)
+    tree: object = field(default=None, repr=False)  # the converted LibCST module, if any
 
     @property
     def changed(self) -> bool:
@@ -141,10 +143,11 @@ def _convert(source, target, filename) -> ConversionResult:
     # Where original nodes start, for findings: worked out only for the nodes that get one.
     ctx.positions = Positions(module, tree, text)
     transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
-    module = module.visit(Combined(transforms, ctx.positions.stack))
+    converted = module.visit(Combined(transforms, ctx.positions.stack))
     findings = [f for t in transforms for f in t.findings]
     findings += _left_for_humans(a, target_key, ctx)
-    return ConversionResult(text, module.code, target_key, filename, a, findings)
+    code = render(converted, spans(module, text, ctx.positions.starts))
+    return ConversionResult(text, code, target_key, filename, a, findings, converted)
 
 
 def _left_for_humans(a: Analysis, target: str, ctx: RuleContext) -> list[Finding]:

@@ -6,6 +6,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from converters.script.render import remember
 from converters.script.tables import CANONICAL_PREFIXES
 
 _EMPTY = cst.Module(body=[])
@@ -98,7 +99,10 @@ def expr(text: str) -> cst.BaseExpression:
 def _statements(text: str) -> tuple:
     # A leading "pass" keeps the first comments attached to the first real statement
     # (parse_module would otherwise make them the module header and drop them here).
-    return tuple(cst.parse_module("pass\n" + text).body[1:])
+    source = "pass\n" + text
+    module = cst.parse_module(source)
+    remember(module, source)  # their text, so rendering copies it instead of regenerating it
+    return tuple(module.body[1:])
 
 
 def statements(text: str) -> list[cst.BaseStatement]:

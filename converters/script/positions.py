@@ -5,9 +5,10 @@ needs where a node starts, and this is several times faster (it dominated conver
 """
 from __future__ import annotations
 
+import ast
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -118,8 +119,8 @@ def _ast_flat(body, out: list) -> None:
 
 
 def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
-    """{statement: (line, column, indentation, is_elif)} for every LibCST statement, from
-    ``ast``; None when the two trees do not line up (then positions come from a full pass)."""
+    """{statement: (line, column, indentation, is_elif, ast node)} for every LibCST statement,
+    from ``ast``; None when the two trees do not line up (then positions come from a full pass)."""
     mine, theirs, elifs = [], [], set()
     _cst_flat(module.body, mine, elifs)
     _ast_flat(tree.body, theirs)
@@ -141,7 +142,47 @@ def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
             col = len(line_text.encode("utf-8")[:col].decode("utf-8", "replace"))
         # The enclosing block's indentation: continuation lines and nested blocks repeat it.
         indent = line_text[:len(line_text) - len(line_text.lstrip(" \t\f"))]
-        out[node] = (ref.lineno, col, indent, node in elifs)
+        out[node] = (ref.lineno, col, indent, node in elifs, ref)
+    return out
+
+
+# Calls and lists (most findings point at one) are read off the ``ast`` tree instead: within
+# one statement both trees hold the same calls in the same source order.
+_FROM_AST = {cst.Call: ast.Call, cst.List: ast.List}
+# Node types whose fields that can hold code are not in source order (the rest are; a test
+# checks this against LibCST's own visiting order).
+_SOURCE_ORDER = {
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
+    cst.TypeAlias: ("name", "type_parameters", "value"),
+    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.ExceptStarHandler: ("type", "name", "body"),
+}
+_FIELDS: dict = {}
+
+
+def _in_source_order(node: cst.CSTNode, kinds) -> list:
+    """Nodes of the ``kinds`` types under ``node`` (itself included), in source order."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        cls = type(n)
+        if cls in kinds:
+            out.append(n)
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = _SOURCE_ORDER.get(cls) or tuple(f.name for f in fields(cls))
+        children = []
+        for name in names:
+            v = getattr(n, name)
+            if isinstance(v, (list, tuple)):
+                children.extend(x for x in v if isinstance(x, cst.CSTNode))
+            elif isinstance(v, cst.CSTNode):
+                children.append(v)
+        todo.extend(reversed(children))
     return out
 
 
@@ -158,6 +199,8 @@ class Positions:
         self.known: dict = {}
         self._starts: dict | None = None
         self._done: set = set()
+        self._mapped: set = set()
+        self._lines: list | None = None
         self._full = False
 
     @property
@@ -175,12 +218,38 @@ class Positions:
             self._full = True
             self.known.update(start_positions(self.module))
 
+    def _map(self, stmt, ref) -> None:
+        """Positions of the calls and lists in ``stmt`` from its ``ast`` node ``ref``."""
+        self._mapped.add(stmt)
+        theirs = {kind: [] for kind in _FROM_AST.values()}
+        for n in ast.walk(ref):
+            if type(n) in theirs:
+                theirs[type(n)].append(n)
+            elif type(n) is ast.JoinedStr:  # f-string inner positions differ between versions
+                return
+        mine = {kind: [] for kind in _FROM_AST}
+        for n in _in_source_order(stmt, _FROM_AST):
+            mine[type(n)].append(n)
+        if any(len(mine[k]) != len(theirs[a]) for k, a in _FROM_AST.items()):
+            return
+        if self._lines is None:
+            self._lines = self.text.replace("\r\n", "\n").split("\n")
+        for kind, akind in _FROM_AST.items():
+            refs = sorted(theirs[akind], key=lambda n: (n.lineno, n.col_offset, -n.end_lineno,
+                                                         -n.end_col_offset))
+            for node, n in zip(mine[kind], refs):
+                col = n.col_offset
+                line = self._lines[n.lineno - 1]
+                if not line.isascii():  # ast columns count UTF-8 bytes
+                    col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+                self.known.setdefault(node, (n.lineno, col))
+
     def _generate(self, stmt) -> None:
         self._done.add(stmt)
         if isinstance(stmt, cst.SimpleStatementLine):
-            line, col, indent, elif_ = self.starts[stmt.body[0]]
+            line, col, indent, elif_, _ = self.starts[stmt.body[0]]
         else:
-            line, col, indent, elif_ = self.starts[stmt]
+            line, col, indent, elif_, _ = self.starts[stmt]
         small = isinstance(stmt, cst.BaseSmallStatement)
         state = _State(default_indent=self.module.default_indent,
                        default_newline=self.module.default_newline)
@@ -209,6 +278,13 @@ class Positions:
         if pos is not None:
             self.known[node] = pos
             return pos
+        if type(node) in _FROM_AST:
+            # The innermost statement only: an enclosing one holds whatever made it fail.
+            stmt = next((s for s in reversed(self.stack) if s in starts), None)
+            if stmt is not None and stmt not in self._mapped:
+                self._map(stmt, starts[stmt][4])
+                if node in self.known:
+                    return self.known[node]
         for stmt in reversed(self.stack):
             if stmt in self._done:
                 continue

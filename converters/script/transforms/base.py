@@ -107,6 +107,9 @@ class Combined(cst.CSTTransformer):
     Each rule still sees the true original node (so findings carry original line numbers) and
     the node as the rules before it left it. When a rule changes a node's type (a statement
     wrapped in an ``if``), later rules do not see that node again.
+
+    A node whose subtree no rule changed comes out as the original object (LibCST rebuilds
+    every node it walks), so code generation can copy its original text.
     """
 
     def __init__(self, rules: list[RuleTransform], stack: list | None = None):
@@ -117,6 +120,8 @@ class Combined(cst.CSTTransformer):
         self._plans: dict = {}
         # The statements being visited, innermost last: Positions generates only those.
         self.stack = [] if stack is None else stack
+        # One flag per walked node being visited: did anything below it change?
+        self._changed: list[bool] = []
         skip = _SKIP_TRIVIA.get(self._kinds)
         if skip is None:
             skip = _SKIP_TRIVIA[self._kinds] = not any(
@@ -144,20 +149,26 @@ class Combined(cst.CSTTransformer):
             self.stack.append(node)
         for method in plan[0]:
             method(node)
-        if not plan[2]:
-            return False
         # ... nor inside a plain dotted name (tf.keras.layers.Dense).
-        return not (type(node) is cst.Attribute and dotted(node) is not None)
+        if not plan[2] or (type(node) is cst.Attribute and dotted(node) is not None):
+            return False
+        self._changed.append(False)
+        return True
 
     def on_leave(self, original, updated):
         plan = self._plans[type(original)]
+        if updated is not original and not self._changed.pop():
+            updated = original  # walked, but nothing below changed
+        result = updated
         for method in plan[1]:
-            if type(updated) is not type(original):
+            if type(result) is not type(original):
                 break
-            updated = method(original, updated)
+            result = method(original, result)
+        if result is not original and self._changed:
+            self._changed[-1] = True
         if plan[3]:
             self.stack.pop()
-        return updated
+        return result
 
     # No rule uses per-attribute hooks; skipping them saves a lookup per child of every node.
     def on_visit_attribute(self, node, attribute):

@@ -5,8 +5,30 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code, expr, find_arg, replace_arg
+from converters.script.names import code, dotted, expr, find_arg, replace_arg
 from converters.script.transforms.base import RuleTransform, guard, is_guarded_by
+
+
+def _callee(node: cst.BaseExpression) -> str:
+    return (dotted(node.func) if isinstance(node, cst.Call) else dotted(node)) or "callback"
+
+
+def _sublist(lst: cst.List, elements: list) -> cst.List:
+    """``lst`` with only ``elements``, laid out as the list was (one per line or not)."""
+    last, end = elements[-1], lst.elements[-1]
+    if last is end:
+        return lst.with_changes(elements=elements)
+    comma = last.comma
+    if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        # One element per line: the line break after this one (and its comment) ends the list.
+        closing = lst.rbracket.whitespace_before
+        indent = (closing.last_line if isinstance(closing, cst.ParenthesizedWhitespace)
+                  else cst.SimpleWhitespace(""))
+        last = last.with_changes(comma=comma.with_changes(
+            whitespace_after=comma.whitespace_after.with_changes(last_line=indent)))
+        return lst.with_changes(elements=[*elements[:-1], last], rbracket=lst.rbracket.with_changes(
+            whitespace_before=cst.SimpleWhitespace("")))
+    return lst.with_changes(elements=[*elements[:-1], last.with_changes(comma=end.comma)])
 
 
 class Rank0Callbacks(RuleTransform):
@@ -39,11 +61,13 @@ class Rank0Callbacks(RuleTransform):
         if not moved:
             return updated
         self.note(original, "callbacks that write files ("
-                  + ", ".join(code(e.value).split("(")[0].strip() for e in moved)
-                  + ") run on rank 0 only")
-        left = "[" + ", ".join(code(e.value).strip() for e in keep) + "]"
-        right = "[" + ", ".join(code(e.value).strip() for e in moved) + "]"
-        return expr(f"{left} + ({right} if {self.ctx.rank0} else [])")
+                  + ", ".join(_callee(e.value) for e in moved) + ") run on rank 0 only")
+        # Built from the list's own nodes, so a list written one callback per line stays so.
+        guarded = cst.IfExp(test=expr(self.ctx.rank0), body=_sublist(updated, moved),
+                            orelse=cst.List([]), lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        if not keep:
+            return guarded
+        return cst.BinaryOperation(left=_sublist(updated, keep), operator=cst.Add(), right=guarded)
 
     def leave_SimpleStatementLine(self, original, updated):
         # callbacks.append(ModelCheckpoint(...)) -> only on rank 0

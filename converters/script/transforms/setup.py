@@ -42,8 +42,7 @@ class _ModuleSetup(RuleTransform):
             return updated
         body = list(updated.body)
         i = insertion_index(body)
-        new = statements(self.block())
-        new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine(), *new[0].leading_lines])
+        new = statements("\n" + self.block())  # a blank line before the setup
         if i < len(body):  # keep a blank line between the setup and what follows
             follow = body[i]
             if not follow.leading_lines or follow.leading_lines[0].comment is not None:
