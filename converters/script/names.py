@@ -8,23 +8,11 @@ import libcst as cst
 
 from converters.script.render import remember
 from converters.script.tables import CANONICAL_PREFIXES
+from converters.script.trivia import TRIVIA
 
 _EMPTY = cst.Module(body=[])
 
 
-def _trivia() -> frozenset:
-    # Whitespace, comments, punctuation and operators: they hold only more of the same, never
-    # code, and they are two thirds of all nodes.
-    from libcst._nodes import op, whitespace
-
-    found = {c for m in (op, whitespace) for c in vars(m).values()
-             if isinstance(c, type) and issubclass(c, cst.CSTNode) and c.__module__ == m.__name__}
-    found |= {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-              cst.LeftCurlyBrace, cst.RightCurlyBrace}
-    return frozenset(found)
-
-
-TRIVIA = _trivia()
 _FIELDS: dict = {}
 
 
@@ -156,17 +144,41 @@ def prepend_arg(call: cst.Call, value: cst.BaseExpression) -> cst.Call:
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Integer, cst.Float, cst.Subscript,
           cst.SimpleString)
 
+# Rewrites are built from the script's own nodes rather than printed and parsed again: that
+# keeps the user's layout inside them (a call over several lines stays so) and is cheaper.
+
+
+def operand(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``value`` parenthesised where an operator next to it would bind tighter."""
+    if isinstance(value, _ATOMS) or value.lpar:
+        return value
+    return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def call(func: str | cst.BaseExpression, *args: cst.BaseExpression) -> cst.Call:
+    """``func(arg, ...)`` around existing nodes."""
+    out = [cst.Arg(a, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args]
+    if out:
+        out[-1] = out[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return cst.Call(func=expr(func) if isinstance(func, str) else func, args=out)
+
 
 def times(value: cst.BaseExpression, factor: str) -> cst.BaseExpression:
     """``value * factor``, parenthesised when the value needs it; keeps the original text."""
-    text = code(value).strip()
-    if not isinstance(value, _ATOMS) or value.lpar:
-        text = f"({text})" if not value.lpar else text
-    return expr(f"{text} * {factor}")
+    return cst.BinaryOperation(left=operand(value), operator=cst.Multiply(), right=expr(factor))
 
 
 def floordiv(value: cst.BaseExpression, divisor: str) -> cst.BaseExpression:
-    text = code(value).strip()
-    if not isinstance(value, _ATOMS) or value.lpar:
-        text = f"({text})" if not value.lpar else text
-    return expr(f"max(1, {text} // {divisor})")
+    """``max(1, value // divisor)``."""
+    return call("max", cst.Integer("1"), cst.BinaryOperation(
+        left=operand(value), operator=cst.FloorDivide(), right=expr(divisor)))
+
+
+def calls(node: cst.CSTNode, func: str) -> bool:
+    """Whether ``node`` holds a call to the dotted name ``func`` (``hvd.size``)."""
+    return any(dotted(c.func) == func for c in nodes_of(node, cst.Call))
+
+
+def has_name(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` appears in ``node``, as a name or an attribute."""
+    return any(n.value == name for n in nodes_of(node, cst.Name))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from converters.script.trivia import TRIVIA
+
 
 @dataclass(frozen=False)
 class _State(CodegenState):
@@ -179,8 +181,8 @@ def _in_source_order(node: cst.CSTNode, kinds) -> list:
         for name in names:
             v = getattr(n, name)
             if isinstance(v, (list, tuple)):
-                children.extend(x for x in v if isinstance(x, cst.CSTNode))
-            elif isinstance(v, cst.CSTNode):
+                children.extend(x for x in v if type(x) not in TRIVIA and isinstance(x, cst.CSTNode))
+            elif type(v) not in TRIVIA and isinstance(v, cst.CSTNode):
                 children.append(v)
         todo.extend(reversed(children))
     return out

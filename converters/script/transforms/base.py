@@ -7,7 +7,7 @@ import libcst as cst
 
 from converters.script.analysis import Analysis
 from converters.script.findings import Finding
-from converters.script.names import TRIVIA, code, dotted
+from converters.script.names import TRIVIA, calls, code, dotted, expr
 from converters.script.positions import ANCHORS
 
 
@@ -34,6 +34,10 @@ class RuleContext:
     def size(self) -> str:
         return f"{self.hvd}.size()"
 
+    def scaled(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` already holds ``hvd.size()`` (converted before)."""
+        return calls(node, f"{self.hvd}.size")
+
     @property
     def replicas(self) -> str:
         return f"{self.strategy}.num_replicas_in_sync"
@@ -58,22 +62,33 @@ class RuleTransform(cst.CSTTransformer):
         return self.a.q(node)
 
 
-def mentions(node: cst.CSTNode, text: str) -> bool:
-    return text in code(node)
-
-
 def guard(stmt: cst.BaseStatement, test: str, why: str = "") -> cst.If:
     """``if test:`` around one statement, keeping its leading comments above the ``if``."""
     leading = getattr(stmt, "leading_lines", ())
     inner = stmt.with_changes(leading_lines=()) if leading else stmt
     comment = [cst.EmptyLine(comment=cst.Comment(f"# {why}"))] if why else []
-    return cst.If(test=cst.parse_expression(test),
+    return cst.If(test=expr(test),
                   body=cst.IndentedBlock(body=[inner]),
                   leading_lines=[*leading, *comment])
 
 
-def is_guarded_by(stack: list[cst.CSTNode], text: str) -> bool:
-    return any(isinstance(n, cst.If) and text in code(n.test) for n in stack)
+class Rank0Guarded(RuleTransform):
+    """A rule that leaves alone what already runs under ``if hvd.rank() == 0:``."""
+
+    def __init__(self, ctx: RuleContext, rule_id: str = ""):
+        super().__init__(ctx, rule_id)
+        self.guards: list[bool] = []  # one per enclosing if: is it the rank-0 test?
+
+    @property
+    def guarded(self) -> bool:
+        return any(self.guards)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.guards.append(self.ctx.rank0 in code(node.test))
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        self.guards.pop()
+        return updated
 
 
 def align(original_body, body, inserted: set) -> list:

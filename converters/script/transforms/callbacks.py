@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from converters.script.names import add_kwarg, code, expr, find_arg, replace_arg
+from converters.script.names import add_kwarg, expr, find_arg, has_name, operand, replace_arg
 from converters.script.transforms.base import RuleTransform
 
 
@@ -27,7 +27,7 @@ class HorovodCallbacks(RuleTransform):
             self.note(original, msg)
             return add_kwarg(updated, "callbacks", expr("[" + ", ".join(first) + "]"))
         i, arg = found
-        if "BroadcastGlobalVariablesCallback" in code(arg.value):
+        if has_name(arg.value, "BroadcastGlobalVariablesCallback"):
             return updated
         self.note(original, msg)
         if isinstance(arg.value, cst.List):
@@ -37,4 +37,5 @@ class HorovodCallbacks(RuleTransform):
                 new_elems[-1] = new_elems[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return replace_arg(updated, i, arg.value.with_changes(
                 elements=[*new_elems, *arg.value.elements]))
-        return replace_arg(updated, i, expr("[" + ", ".join(first) + "] + " + code(arg.value).strip()))
+        return replace_arg(updated, i, cst.BinaryOperation(
+            left=expr("[" + ", ".join(first) + "]"), operator=cst.Add(), right=operand(arg.value)))

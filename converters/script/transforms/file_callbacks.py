@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code, dotted, expr, find_arg, replace_arg
-from converters.script.transforms.base import RuleTransform, guard, is_guarded_by
+from converters.script.names import call, calls, code, dotted, expr, find_arg, replace_arg
+from converters.script.transforms.base import Rank0Guarded, RuleTransform, guard
 
 
 def _callee(node: cst.BaseExpression) -> str:
@@ -31,10 +31,9 @@ def _sublist(lst: cst.List, elements: list) -> cst.List:
     return lst.with_changes(elements=[*elements[:-1], last.with_changes(comma=end.comma)])
 
 
-class Rank0Callbacks(RuleTransform):
+class Rank0Callbacks(Rank0Guarded):
     def __init__(self, ctx, rule_id=""):
         super().__init__(ctx, rule_id)
-        self.stack: list[cst.CSTNode] = []
         self.guarded_lists: set[int] = set()
 
     def _file_callback(self, node: cst.BaseExpression) -> bool:
@@ -42,19 +41,12 @@ class Rank0Callbacks(RuleTransform):
             return self.q(node.func) in T.FILE_CALLBACKS
         return isinstance(node, cst.Name) and node.value in self.a.file_callback_names
 
-    def visit_If(self, node):
-        self.stack.append(node)
-
-    def leave_If(self, original, updated):
-        self.stack.pop()
-        return updated
-
     def visit_IfExp(self, node: cst.IfExp):
         if self.ctx.rank0 in code(node.test):
             self.guarded_lists.add(id(node.body))
 
     def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
-        if id(original) in self.guarded_lists or is_guarded_by(self.stack, self.ctx.rank0):
+        if id(original) in self.guarded_lists or self.guarded:
             return updated
         keep = [e for e in updated.elements if not self._file_callback(e.value)]
         moved = [e for e in updated.elements if self._file_callback(e.value)]
@@ -77,7 +69,7 @@ class Rank0Callbacks(RuleTransform):
         if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value in ("append", "insert") and call.args
                 and self._file_callback(call.args[-1].value)
-                and not is_guarded_by(self.stack, self.ctx.rank0)):
+                and not self.guarded):
             self.note(original, "file-writing callback added on rank 0 only")
             return guard(updated, self.ctx.rank0)
         return updated
@@ -91,8 +83,8 @@ class ChiefCallbackPaths(RuleTransform):
         if q not in T.FILE_CALLBACKS:
             return updated
         found = find_arg(updated, *T.FILE_CALLBACKS[q])
-        if found is None or "_chief_path(" in code(found[1].value):
+        if found is None or calls(found[1].value, "_chief_path"):
             return updated
         self.note(original, f"{q.split('.')[-1]} writes to its path on the chief only; other "
                             "workers write to a scratch directory")
-        return replace_arg(updated, found[0], expr(f"_chief_path({code(found[1].value).strip()})"))
+        return replace_arg(updated, found[0], call("_chief_path", found[1].value))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from converters.script.names import add_kwarg, code, expr, find_arg, floordiv, replace_arg
+from converters.script.names import add_kwarg, code, expr, find_arg, floordiv, operand, replace_arg
 from converters.script.transforms.base import RuleTransform
 
 
@@ -32,11 +32,11 @@ class QuietWorkers(RuleTransform):
         i, arg = found
         # Already quiet (verbose=0 / False) everywhere: nothing to split.
         if cond in code(arg.value) or (isinstance(arg.value, (cst.Integer, cst.Name))
-                                       and code(arg.value).strip() in ("0", "False")):
+                                       and arg.value.value in ("0", "False")):
             return updated
         self.note(original, "progress output on one worker only (verbose=0 elsewhere)")
-        text = code(arg.value).strip()
-        return replace_arg(updated, i, expr(f"{text} if {cond} else 0"))
+        return replace_arg(updated, i, cst.IfExp(test=expr(cond), body=operand(arg.value),
+                                                 orelse=cst.Integer("0")))
 
 
 class SplitSteps(RuleTransform):
@@ -47,7 +47,7 @@ class SplitSteps(RuleTransform):
             return updated
         for kw in ("steps_per_epoch", "validation_steps"):
             found = find_arg(updated, kw, None)
-            if found and self.ctx.size not in code(found[1].value) and not (
+            if found and not self.ctx.scaled(found[1].value) and not (
                     isinstance(found[1].value, cst.Name) and found[1].value.value == "None"):
                 self.note(original, f"{kw} divided by {self.ctx.size}")
                 updated = replace_arg(updated, found[0], floordiv(found[1].value, self.ctx.size))

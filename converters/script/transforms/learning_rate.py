@@ -21,11 +21,10 @@ class ScaleLearningRate(RuleTransform):
     def _scale_set_rate(self, original: cst.CSTNode, value: cst.BaseExpression):
         """The new value of a rate set on a live optimizer, scaled; None to leave it."""
         size = self.ctx.size
-        text = code(value)
         # A relative update (lr * 0.1 read from the optimizer) is already scaled.
-        if size in text or any(self._is_rate(n) for n in nodes_of(value, cst.Attribute)):
+        if self.ctx.scaled(value) or any(self._is_rate(n) for n in nodes_of(value, cst.Attribute)):
             return None
-        self.note(original, f"learning rate set to {text.strip()} on the optimizer: scaled by "
+        self.note(original, f"learning rate set to {code(value).strip()} on the optimizer: scaled by "
                             f"{size} like the initial rate")
         return times(value, size)
 
@@ -51,7 +50,7 @@ class ScaleLearningRate(RuleTransform):
         if q in T.SCHEDULES:
             keyword, pos = T.SCHEDULES[q]
             found = find_arg(updated, keyword, pos)
-            if not found or size in code(found[1].value):
+            if not found or self.ctx.scaled(found[1].value):
                 return updated
             i, arg = found
             if keyword == "values":
@@ -71,7 +70,7 @@ class ScaleLearningRate(RuleTransform):
                 self.note(original, f"learning rate (default {default}) scaled by {size}")
                 return add_kwarg(updated, "learning_rate", expr(f"{default} * {size}"))
             i, arg = found
-            if size in code(arg.value):
+            if self.ctx.scaled(arg.value):
                 return updated
             if self._is_schedule(arg.value):
                 return updated  # the schedule itself is scaled where it is built

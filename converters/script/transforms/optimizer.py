@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import expr, find_arg, replace_arg, code
+from converters.script.names import call, expr, find_arg, replace_arg
 from converters.script.transforms.base import RuleTransform
 
 
@@ -29,7 +29,7 @@ class WrapOptimizer(RuleTransform):
         if (q in T.KERAS_OPTIMIZERS or q in T.TF1_OPTIMIZERS) and not self.inside_wrapper:
             self.note(original, f"optimizer wrapped in {hvd}.DistributedOptimizer: gradients are "
                                 f"averaged across workers")
-            return expr(f"{hvd}.DistributedOptimizer({code(updated).strip()})")
+            return call(f"{hvd}.DistributedOptimizer", updated)
         if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "compile":
             found = find_arg(updated, "optimizer", 0)
             if found and isinstance(found[1].value, cst.SimpleString):

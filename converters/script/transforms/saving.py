@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code, expr, find_arg, replace_arg
-from converters.script.transforms.base import RuleTransform, guard, is_guarded_by
+from converters.script.names import call, calls, code, dotted, find_arg, replace_arg
+from converters.script.transforms.base import Rank0Guarded, RuleTransform, guard
 
 
 def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | None:
@@ -25,24 +25,14 @@ def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | N
     return None
 
 
-class Rank0Saves(RuleTransform):
-    def __init__(self, ctx, rule_id=""):
-        super().__init__(ctx, rule_id)
-        self.stack: list[cst.CSTNode] = []
-
-    def visit_If(self, node):
-        self.stack.append(node)
-
-    def leave_If(self, original, updated):
-        self.stack.pop()
-        return updated
-
+class Rank0Saves(Rank0Guarded):
     def leave_SimpleStatementLine(self, original, updated):
-        if len(updated.body) != 1 or is_guarded_by(self.stack, self.ctx.rank0):
+        if len(updated.body) != 1 or self.guarded:
             return updated
         small = updated.body[0]
         if isinstance(small, cst.Expr) and save_call(self, small.value):
-            self.note(original, f"{code(small.value.func).strip()}(...) runs on rank 0 only")
+            name = dotted(small.value.func) or code(small.value.func).strip()
+            self.note(original, f"{name}(...) runs on rank 0 only")
             return guard(updated, self.ctx.rank0)
         if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None \
                 and save_call(self, small.value):
@@ -62,8 +52,8 @@ class ChiefSaves(RuleTransform):
             else:
                 return updated
         found = find_arg(updated, *spec)
-        if found is None or "_chief_path(" in code(found[1].value):
+        if found is None or calls(found[1].value, "_chief_path"):
             return updated
         self.note(original, f"{code(updated.func).strip()}: every worker saves (collective), only "
                             f"the chief's copy goes to the real path")
-        return replace_arg(updated, found[0], expr(f"_chief_path({code(found[1].value).strip()})"))
+        return replace_arg(updated, found[0], call("_chief_path", found[1].value))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code, expr
+from converters.script.names import call, expr, operand
 from converters.script.transforms.base import RuleTransform
 
 
@@ -28,4 +28,5 @@ class ShardDatasets(RuleTransform):
             self.note(original, msg, "warning")
         else:
             self.note(original, msg)
-        return expr(f"{code(updated).strip()}.shard({self.ctx.size}, {self.ctx.hvd}.rank())")
+        shard = cst.Attribute(value=operand(updated), attr=cst.Name("shard"))
+        return call(shard, expr(self.ctx.size), expr(f"{self.ctx.hvd}.rank()"))
