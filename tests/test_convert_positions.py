@@ -82,7 +82,7 @@ def test_source_order_table_matches_libcst():
     import dataclasses
     import inspect
 
-    from converters.script.positions import _SOURCE_ORDER
+    from converters.script.positions import SOURCE_ORDER
 
     trivia = {"lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
               "header", "footer", "newline", "equal", "colon", "star", "dot", "indent",
@@ -97,5 +97,5 @@ def test_source_order_table_matches_libcst():
         names = [f.name for f in dataclasses.fields(cls) if f.name not in trivia
                  and not f.name.startswith("whitespace") and f'"{f.name}"' in src]
         visited = sorted(names, key=lambda f: src.find(f'"{f}"'))
-        walked = [f for f in _SOURCE_ORDER[cls] if f in names] if cls in _SOURCE_ORDER else names
+        walked = [f for f in SOURCE_ORDER[cls] if f in names] if cls in SOURCE_ORDER else names
         assert walked == visited, name

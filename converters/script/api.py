@@ -143,7 +143,7 @@ def _convert(source, target, filename) -> ConversionResult:
     # Where original nodes start, for findings: worked out only for the nodes that get one.
     ctx.positions = Positions(module, tree, text)
     transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
-    converted = module.visit(Combined(transforms, ctx.positions.stack))
+    converted = Combined(transforms, ctx.positions.stack).transform(module)
     findings = [f for t in transforms for f in t.findings]
     findings += _left_for_humans(a, target_key, ctx)
     code = render(converted, spans(module, text, ctx.positions.starts))

@@ -153,7 +153,7 @@ def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
 _FROM_AST = {cst.Call: ast.Call, cst.List: ast.List}
 # Node types whose fields that can hold code are not in source order (the rest are; a test
 # checks this against LibCST's own visiting order).
-_SOURCE_ORDER = {
+SOURCE_ORDER = {
     cst.IfExp: ("body", "test", "orelse"),
     cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
     cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
@@ -176,7 +176,7 @@ def _in_source_order(node: cst.CSTNode, kinds) -> list:
             out.append(n)
         names = _FIELDS.get(cls)
         if names is None:
-            names = _FIELDS[cls] = _SOURCE_ORDER.get(cls) or tuple(f.name for f in fields(cls))
+            names = _FIELDS[cls] = SOURCE_ORDER.get(cls) or tuple(f.name for f in fields(cls))
         children = []
         for name in names:
             v = getattr(n, name)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dataclasses import fields
+
 import libcst as cst
 
 from converters.script.analysis import Analysis
 from converters.script.findings import Finding
 from converters.script.names import TRIVIA, calls, code, dotted, expr
-from converters.script.positions import ANCHORS
+from converters.script.positions import ANCHORS, SOURCE_ORDER
 
 
 @dataclass
@@ -116,6 +118,27 @@ def _hooked(kinds: tuple, prefix: str, node_type: type) -> tuple:
     return tuple(i for i, k in enumerate(kinds) if getattr(k, name, base) is not base)
 
 
+_SEQUENCES = (list, tuple)
+_NODE_TYPES: dict = {}
+_CHILDREN: dict = {}
+
+
+def _is_node(value) -> bool:
+    cls = type(value)
+    known = _NODE_TYPES.get(cls)
+    if known is None:
+        known = _NODE_TYPES[cls] = isinstance(value, cst.CSTNode)
+    return known
+
+
+def _children(cls: type) -> tuple:
+    """The fields of a node type, in the order LibCST visits them (source order)."""
+    names = _CHILDREN.get(cls)
+    if names is None:
+        names = _CHILDREN[cls] = SOURCE_ORDER.get(cls) or tuple(f.name for f in fields(cls))
+    return names
+
+
 class Combined(cst.CSTTransformer):
     """Runs every rule transform in one traversal, in rule order at each node.
 
@@ -123,8 +146,10 @@ class Combined(cst.CSTTransformer):
     the node as the rules before it left it. When a rule changes a node's type (a statement
     wrapped in an ``if``), later rules do not see that node again.
 
-    A node whose subtree no rule changed comes out as the original object (LibCST rebuilds
-    every node it walks), so code generation can copy its original text.
+    A node whose subtree no rule changed comes out as the original object, so code generation
+    can copy its original text. ``transform`` walks the tree itself for that: LibCST's own
+    traversal rebuilds every node it passes (and was most of a conversion's time); this one
+    rebuilds only the nodes on the way to a change.
     """
 
     def __init__(self, rules: list[RuleTransform], stack: list | None = None):
@@ -157,6 +182,52 @@ class Combined(cst.CSTTransformer):
                 tuple(getattr(self.rules[i], f"leave_{name}") for i in shape[1]), shape[2], shape[3])
         self._plans[node_type] = plan
         return plan
+
+    def transform(self, module: cst.Module) -> cst.Module:
+        if not self._skip_trivia:  # a rule looks at whitespace: let LibCST walk all of it
+            return module.visit(self)
+        return self._walk(module)
+
+    def _walk(self, node):
+        cls = type(node)
+        plan = self._plans.get(cls) or self._plan(cls)
+        if plan[3]:
+            self.stack.append(node)
+        for method in plan[0]:
+            method(node)
+        updated = node
+        # ... nor inside a plain dotted name (tf.keras.layers.Dense).
+        if plan[2] and not (cls is cst.Attribute and dotted(node) is not None):
+            changes = None
+            for name in _children(cls):
+                value = getattr(node, name)
+                if type(value) in _SEQUENCES:
+                    new = None
+                    for i, child in enumerate(value):
+                        if type(child) in TRIVIA or not _is_node(child):
+                            continue
+                        got = self._walk(child)
+                        if got is not child:
+                            if new is None:
+                                new = list(value)
+                            new[i] = got
+                    if new is not None:
+                        changes = changes or {}
+                        changes[name] = new
+                elif type(value) not in TRIVIA and _is_node(value):
+                    got = self._walk(value)
+                    if got is not value:
+                        changes = changes or {}
+                        changes[name] = got
+            if changes:
+                updated = node.with_changes(**changes)
+        for method in plan[1]:
+            if type(updated) is not cls:
+                break
+            updated = method(node, updated)
+        if plan[3]:
+            self.stack.pop()
+        return updated
 
     def on_visit(self, node):
         plan = self._plans.get(type(node)) or self._plan(type(node))
