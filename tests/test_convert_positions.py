@@ -82,7 +82,7 @@ def test_source_order_table_matches_libcst():
     import dataclasses
     import inspect
 
-    from converters.script.positions import SOURCE_ORDER
+    from converters.script.walk import SOURCE_ORDER
 
     trivia = {"lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
               "header", "footer", "newline", "equal", "colon", "star", "dot", "indent",

@@ -1,40 +1,15 @@
 """Small LibCST helpers: dotted names, canonical API names, building and reading calls."""
 from __future__ import annotations
 
-import dataclasses
 from functools import lru_cache
 
 import libcst as cst
 
 from converters.script.render import remember
 from converters.script.tables import CANONICAL_PREFIXES
-from converters.script.trivia import TRIVIA
+from converters.script.walk import nodes_of
 
 _EMPTY = cst.Module(body=[])
-
-
-_FIELDS: dict = {}
-
-
-def nodes_of(node: cst.CSTNode, kind: type) -> list:
-    """Every ``kind`` node in ``node``'s subtree, in no set order. A LibCST visit would rebuild
-    every node it passes; this only reads them (several times faster)."""
-    out, todo = [], [node]
-    while todo:
-        n = todo.pop()
-        cls = type(n)
-        if cls is kind:
-            out.append(n)
-        names = _FIELDS.get(cls)
-        if names is None:
-            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
-        for name in names:
-            v = getattr(n, name)
-            if isinstance(v, (list, tuple)):
-                todo.extend(x for x in v if isinstance(x, cst.CSTNode) and type(x) not in TRIVIA)
-            elif isinstance(v, cst.CSTNode) and type(v) not in TRIVIA:
-                todo.append(v)
-    return out
 
 
 def dotted(node: cst.BaseExpression) -> str | None:

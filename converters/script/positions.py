@@ -8,12 +8,12 @@ from __future__ import annotations
 import ast
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from converters.script.trivia import TRIVIA
+from converters.script.walk import in_source_order
 
 
 @dataclass(frozen=False)
@@ -151,43 +151,6 @@ def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
 # Calls and lists (most findings point at one) are read off the ``ast`` tree instead: within
 # one statement both trees hold the same calls in the same source order.
 _FROM_AST = {cst.Call: ast.Call, cst.List: ast.List}
-# Node types whose fields that can hold code are not in source order (the rest are; a test
-# checks this against LibCST's own visiting order).
-SOURCE_ORDER = {
-    cst.IfExp: ("body", "test", "orelse"),
-    cst.FunctionDef: ("decorators", "name", "type_parameters", "params", "returns", "body"),
-    cst.ClassDef: ("decorators", "name", "type_parameters", "bases", "keywords", "body"),
-    cst.TypeAlias: ("name", "type_parameters", "value"),
-    cst.Parameters: ("posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"),
-    cst.MatchCase: ("pattern", "guard", "body"),
-    cst.ExceptHandler: ("type", "name", "body"),
-    cst.ExceptStarHandler: ("type", "name", "body"),
-}
-_FIELDS: dict = {}
-
-
-def _in_source_order(node: cst.CSTNode, kinds) -> list:
-    """Nodes of the ``kinds`` types under ``node`` (itself included), in source order."""
-    out, todo = [], [node]
-    while todo:
-        n = todo.pop()
-        cls = type(n)
-        if cls in kinds:
-            out.append(n)
-        names = _FIELDS.get(cls)
-        if names is None:
-            names = _FIELDS[cls] = SOURCE_ORDER.get(cls) or tuple(f.name for f in fields(cls))
-        children = []
-        for name in names:
-            v = getattr(n, name)
-            if isinstance(v, (list, tuple)):
-                children.extend(x for x in v if type(x) not in TRIVIA and isinstance(x, cst.CSTNode))
-            elif type(v) not in TRIVIA and isinstance(v, cst.CSTNode):
-                children.append(v)
-        todo.extend(reversed(children))
-    return out
-
-
 class Positions:
     """``get(node)``: where an original node starts, like start_positions(), computed on demand.
 
@@ -230,7 +193,7 @@ class Positions:
             elif type(n) is ast.JoinedStr:  # f-string inner positions differ between versions
                 return
         mine = {kind: [] for kind in _FROM_AST}
-        for n in _in_source_order(stmt, _FROM_AST):
+        for n in in_source_order(stmt, _FROM_AST):
             mine[type(n)].append(n)
         if any(len(mine[k]) != len(theirs[a]) for k, a in _FROM_AST.items()):
             return

@@ -3,14 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dataclasses import fields
-
 import libcst as cst
 
 from converters.script.analysis import Analysis
 from converters.script.findings import Finding
-from converters.script.names import TRIVIA, calls, code, dotted, expr
-from converters.script.positions import ANCHORS, SOURCE_ORDER
+from converters.script.names import calls, code, dotted, expr
+from converters.script.positions import ANCHORS
+from converters.script.walk import TRIVIA, children_of, walked
 
 
 @dataclass
@@ -118,27 +117,6 @@ def _hooked(kinds: tuple, prefix: str, node_type: type) -> tuple:
     return tuple(i for i, k in enumerate(kinds) if getattr(k, name, base) is not base)
 
 
-_SEQUENCES = (list, tuple)
-_NODE_TYPES: dict = {}
-_CHILDREN: dict = {}
-
-
-def _is_node(value) -> bool:
-    cls = type(value)
-    known = _NODE_TYPES.get(cls)
-    if known is None:
-        known = _NODE_TYPES[cls] = isinstance(value, cst.CSTNode)
-    return known
-
-
-def _children(cls: type) -> tuple:
-    """The fields of a node type, in the order LibCST visits them (source order)."""
-    names = _CHILDREN.get(cls)
-    if names is None:
-        names = _CHILDREN[cls] = SOURCE_ORDER.get(cls) or tuple(f.name for f in fields(cls))
-    return names
-
-
 class Combined(cst.CSTTransformer):
     """Runs every rule transform in one traversal, in rule order at each node.
 
@@ -199,12 +177,12 @@ class Combined(cst.CSTTransformer):
         # ... nor inside a plain dotted name (tf.keras.layers.Dense).
         if plan[2] and not (cls is cst.Attribute and dotted(node) is not None):
             changes = None
-            for name in _children(cls):
+            for name in children_of(cls):
                 value = getattr(node, name)
-                if type(value) in _SEQUENCES:
+                if type(value) is list or type(value) is tuple:
                     new = None
                     for i, child in enumerate(value):
-                        if type(child) in TRIVIA or not _is_node(child):
+                        if not walked(child):
                             continue
                         got = self._walk(child)
                         if got is not child:
@@ -214,7 +192,7 @@ class Combined(cst.CSTTransformer):
                     if new is not None:
                         changes = changes or {}
                         changes[name] = new
-                elif type(value) not in TRIVIA and _is_node(value):
+                elif walked(value):
                     got = self._walk(value)
                     if got is not value:
                         changes = changes or {}

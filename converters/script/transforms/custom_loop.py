@@ -8,19 +8,17 @@ from converters.script import tables as T
 from converters.script.names import add_kwarg, code, dotted, expr, find_arg, statements
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.gradient_tape import tape_name
+from converters.script.walk import in_source_order, nodes_of
 
 
 def _loss_name(func: cst.FunctionDef, tape: str) -> str | None:
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, node):
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient" \
-                    and dotted(node.func.value) == tape and node.args \
-                    and isinstance(node.args[0].value, cst.Name):
-                found.append(node.args[0].value.value)
-    func.visit(V())
-    return found[0] if found else None
+    """The loss of the first ``tape.gradient(loss, ...)`` in the function."""
+    for node in in_source_order(func, (cst.Call,)):
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "gradient" \
+                and dotted(node.func.value) == tape and node.args \
+                and isinstance(node.args[0].value, cst.Name):
+            return node.args[0].value.value
+    return None
 
 
 def _from_loss_object(body, loss: str, loss_objects: set[str]) -> bool:
@@ -170,16 +168,6 @@ class DistributeSteps(RuleTransform):
 
 
 def _calls_in(node, shallow: bool):
-    out = []
-
-    class V(cst.CSTVisitor):
-        def visit_Call(self, n):
-            out.append(n)
-
-        def visit_For(self, n):
-            return not shallow
-
-        def visit_FunctionDef(self, n):
-            return False
-    node.visit(V())
-    return out
+    """Calls in ``node``, outside nested functions (and nested loops, if ``shallow``)."""
+    stop = (cst.FunctionDef, cst.For) if shallow else (cst.FunctionDef,)
+    return nodes_of(node, cst.Call, stop)

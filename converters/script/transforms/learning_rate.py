@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import add_kwarg, code, expr, find_arg, nodes_of, replace_arg, times
+from converters.script.names import add_kwarg, code, expr, find_arg, replace_arg, times
+from converters.script.walk import nodes_of
 from converters.script.transforms.base import RuleTransform
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import code, nodes_of
+from converters.script.names import code
+from converters.script.walk import nodes_of
 from converters.script.transforms.base import RuleTransform, align
 
 
