@@ -70,3 +70,11 @@ def test_cli_exit_codes(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "bot.cli", "convert", str(SCRIPTS / "empty.py")],
                          capture_output=True, text=True, env=env, cwd=Path(__file__).parent.parent)
     assert bad.returncode == 1 and "is empty" in bad.stderr
+
+
+def test_convert_warmup_flag(ctx):
+    cmd, reply = run_line(ctx, f"convert {SCRIPTS / 'keras_fit_basic.py'} --warmup-epochs 2")
+    assert reply.ok, reply.text
+    assert "LearningRateWarmupCallback(" in reply.text and "[HVD024]" in reply.text
+    cmd, reply = run_line(ctx, f"convert {SCRIPTS / 'keras_fit_basic.py'} --warmup-epochs 2 --to tf-distribute")
+    assert not reply.ok and "--to horovod" in reply.text

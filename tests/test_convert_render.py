@@ -79,3 +79,29 @@ def test_most_of_an_unchanged_module_is_copied():
     module = cst.parse_module(text)
     found = spans(module, text, statement_starts(module, ast.parse(text), text))
     assert sum(v.text.count("\n") for k, v in found.items() if k in module.body) >= text.count("\n") - 2
+
+
+def test_the_rule_walk_keeps_untouched_nodes_and_refuses_trivia_hooks():
+    from converters.script.transforms.base import Combined, RuleContext, RuleTransform
+
+    text = (Path(__file__).parent / "scripts" / "custom_loop_main.py").read_text()
+    module = cst.parse_module(text)
+    ctx = RuleContext(analysis=None, target="horovod")
+
+    class RenameFit(RuleTransform):
+        def leave_Call(self, original, updated):
+            if isinstance(updated.func, cst.Name) and updated.func.value == "print":
+                return updated.with_changes(func=cst.Name("log"))
+            return updated
+
+    assert Combined([]).transform(module) is module
+    out = Combined([RenameFit(ctx)]).transform(module)
+    changed = [a is not b for a, b in zip(module.body, out.body)]
+    assert any(changed) and not all(changed)  # only the statements holding a print()
+
+    class Commas(RuleTransform):
+        def leave_Comma(self, original, updated):
+            return updated
+
+    with pytest.raises(TypeError, match="whitespace or punctuation"):
+        Combined([Commas(ctx)])

@@ -345,3 +345,53 @@ def test_tf_distribute_loss_metric_reads_unscaled_loss():
     assert "    train_acc(y, logits)\n" in r.code and "    print(loss)\n" in r.code
     assert any(f.rule_id == "TFD050" and "metric train_loss" in f.message and f.line == 9
                for f in r.findings)  # the step function, like the loss
+
+
+def warm(src, epochs=3):
+    result = convert(textwrap.dedent(src), "horovod", warmup_epochs=epochs)
+    assert not convert(result.code, "horovod", warmup_epochs=epochs).changed  # idempotent
+    compile(result.code, "converted.py", "exec")
+    return result
+
+
+def test_warmup_reads_the_scaled_rate_when_fit_runs():
+    r = warm(FIT.format(opt="tf.keras.optimizers.SGD(0.1)", extra=", callbacks=cbs"))
+    assert ("hvd.callbacks.MetricAverageCallback(), hvd.callbacks.LearningRateWarmupCallback("
+            "initial_lr=tf.keras.backend.get_value(model.optimizer.lr), warmup_epochs=3)] + cbs") in r.code
+    assert "0.1 * hvd.size()" in r.code
+    f = next(f for f in r.findings if f.rule_id == "HVD024")
+    assert f.severity == "info" and "first 3 epochs" in f.message and f.line == 4
+
+
+def test_warmup_is_not_laid_over_a_schedule_or_a_custom_loop():
+    r = warm("""\
+        import tensorflow as tf
+        sched = tf.keras.optimizers.schedules.ExponentialDecay(0.1, 100, 0.9)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(optimizer=tf.keras.optimizers.SGD(sched), loss="mse")
+        model.fit(x, y)
+        """)
+    assert "LearningRateWarmupCallback(" not in r.code
+    assert any(f.rule_id == "HVD024" and f.severity == "warning" and "schedule" in f.message
+               for f in r.findings)
+    r = warm("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        for x, y in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        """)
+    assert any(f.rule_id == "HVD024" and f.severity == "warning" and "fit()" in f.message
+               for f in r.findings)
+
+
+@pytest.mark.parametrize("target, epochs, says", [
+    ("tf-distribute", 5, "use it with --to horovod"),
+    ("horovod", 0, "from 1 to 100"),
+    ("horovod", 500, "from 1 to 100"),
+])
+def test_warmup_refuses_what_it_cannot_do(target, epochs, says):
+    with pytest.raises(ConversionError, match=says):
+        convert(FIT.format(opt='"adam"', extra=""), target, warmup_epochs=epochs)

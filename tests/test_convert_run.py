@@ -24,6 +24,8 @@ EAGER = ["keras_fit_basic.py", "keras_argparse_main.py", "keras_two_fits.py",
          "functional_two_inputs.py", "custom_loop_metrics.py", "keras2_config_dict.py",
          "yaml_config_main.py", "finetune_assign_lr.py", "export_saved_model.py"]
 GRAPH = ["tf1_monitored.py", "estimator_linear.py"]  # TF1 code: Horovod only
+# keras_fit_basic.py converted again with a one-epoch learning-rate warm-up (--warmup-epochs 1)
+WARMUP = ("keras_fit_basic.py", "keras_fit_warmup.py")
 # keras3_ops.py converts to tf-distribute but needs Keras 3, which the TF 2.15 runner lacks.
 
 pytestmark = [
@@ -47,7 +49,14 @@ def horovod_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("hvd")
     results = {}
     for group in (EAGER, GRAPH):
-        proc = run_horovod_batch(_convert_into(group, "horovod", root), root)
+        paths = _convert_into(group, "horovod", root)
+        if group is EAGER:
+            source, name = WARMUP
+            paths.append(root / "scripts" / name)
+            paths[-1].write_text(convert((SCRIPTS / source).read_text(), "horovod", source,
+                                         warmup_epochs=1).code)
+            group = [*group, name]
+        proc = run_horovod_batch(paths, root)
         for name in group:
             results[name] = (proc, root / Path(name).stem / "_shim_weights")
     return results
@@ -74,7 +83,7 @@ def _assert_same_weights(weights_dir: Path, log: str):
         assert np.array_equal(rank0[key], rank1[key]), f"{key} differs between workers"
 
 
-@pytest.mark.parametrize("name", EAGER + GRAPH)
+@pytest.mark.parametrize("name", EAGER + GRAPH + [WARMUP[1]])
 def test_horovod_two_workers(horovod_runs, name):
     proc, weights = horovod_runs[name]
     log = proc.stdout + proc.stderr

@@ -29,13 +29,16 @@ def _write(out: Path, code: str) -> None:
                arg("--to", dest="target", choices=list(TARGETS), default="horovod",
                    help="distribution target (default: horovod)"),
                arg("-o", "--output", default=None, help="write the converted script here", path=True),
-               arg("--diff", action="store_true", help="show the unified diff")],
+               arg("--diff", action="store_true", help="show the unified diff"),
+               arg("--warmup-epochs", dest="warmup_epochs", type=int, default=None,
+                   help="Horovod + fit(): ramp the learning rate up over N epochs")],
          description="Rewrite a single-process TensorFlow/Keras training script so it runs on "
                      "many workers, explain every change, and list what is left for a human. "
                      "Nothing in the script is executed.",
          examples=["tfdesk convert train.py --diff",
-                   "tfdesk convert train.py --to tf-distribute -o train_dist.py"])
-def convert_(ctx, script, target="horovod", output=None, diff=False):
+                   "tfdesk convert train.py --to tf-distribute -o train_dist.py",
+                   "tfdesk convert train.py --warmup-epochs 5 -o train_hvd.py"])
+def convert_(ctx, script, target="horovod", output=None, diff=False, warmup_epochs=None):
     path = Path(script).expanduser()
     if not path.is_file():
         return Reply.error(f"no such file: {script}", {"script": script})
@@ -47,7 +50,7 @@ def convert_(ctx, script, target="horovod", output=None, diff=False):
                            f"(1 MB) are not converted", {"script": script})
     ctx.report(f"converting {path.name}")
     try:
-        result = convert(path.read_bytes(), target, filename=path.name)
+        result = convert(path.read_bytes(), target, filename=path.name, warmup_epochs=warmup_epochs)
     except ConversionError as exc:
         return Reply.error(str(exc), {"script": script, "target": target, "line": exc.line,
                                       "rule_id": exc.rule_id})

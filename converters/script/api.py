@@ -115,16 +115,28 @@ def _collector_paused():
             gc.enable()
 
 
-def convert(source: str | bytes, target: str = "horovod", filename: str = "script.py") -> ConversionResult:
-    """Convert a single-process training script; nothing from it is executed."""
+def convert(source: str | bytes, target: str = "horovod", filename: str = "script.py",
+            warmup_epochs: int | None = None) -> ConversionResult:
+    """Convert a single-process training script; nothing from it is executed.
+
+    ``warmup_epochs`` (Horovod, Keras fit()): ramp the learning rate up from rate / size to the
+    scaled rate over that many epochs, with Horovod's LearningRateWarmupCallback.
+    """
     with _collector_paused():
-        return _convert(source, target, filename)
+        return _convert(source, target, filename, warmup_epochs)
 
 
-def _convert(source, target, filename) -> ConversionResult:
+def _convert(source, target, filename, warmup_epochs=None) -> ConversionResult:
     target_key = TARGET_ALIASES.get((target or "").strip().lower())
     if target_key is None:
         raise ConversionError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
+    if warmup_epochs is not None:
+        if target_key != "horovod":
+            raise ConversionError("learning-rate warm-up is a Horovod callback; use it with "
+                                  "--to horovod (tf.distribute has no built-in warm-up)")
+        if not isinstance(warmup_epochs, int) or not 1 <= warmup_epochs <= 100:
+            raise ConversionError(f"warm-up epochs must be a whole number from 1 to 100, not "
+                                  f"{warmup_epochs!r}")
     text, module, tree = load(source, filename)
     a = analyze(tree)
     prefix = "HVD" if target_key == "horovod" else "TFD"
@@ -140,6 +152,7 @@ def _convert(source, target, filename) -> ConversionResult:
             "TF1 session or Estimator); nothing changed"))
     _refusals(a, target_key, filename)
     ctx = _context(a, target_key)
+    ctx.warmup_epochs = warmup_epochs
     # Where original nodes start, for findings: worked out only for the nodes that get one.
     ctx.positions = Positions(module, tree, text)
     transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
@@ -158,10 +171,14 @@ def _left_for_humans(a: Analysis, target: str, ctx: RuleContext) -> list[Finding
                            "'import keras' is Keras 3 on TF >= 2.16, where Horovod does not "
                            "average gradients; the converted script stops at start unless Keras 2 "
                            "is installed (TF <= 2.15, or tf_keras with TF_USE_LEGACY_KERAS=1)"))
-    if target == "horovod" and "keras_fit" in a.styles:
+    if target == "horovod" and "keras_fit" in a.styles and not ctx.warmup_epochs:
         out.append(Finding("HVD024", a.evidence["keras_fit"], 1, "info",
-                           "optional: add hvd.callbacks.LearningRateWarmupCallback(initial_lr=..., "
-                           "warmup_epochs=5) after MetricAverageCallback for large worker counts"))
+                           "optional: with many workers, ramp the scaled learning rate up over the "
+                           "first epochs (convert again with --warmup-epochs 5)"))
+    if ctx.warmup_epochs and "keras_fit" not in a.styles:
+        out.append(Finding("HVD024", line, 1, "warning",
+                           "learning-rate warm-up not added: it is a Keras callback and this "
+                           "script does not train with fit(); ramp the rate up in the loop by hand"))
     if "estimator" in a.styles:
         out.append(Finding("HVD062", a.evidence["estimator"], 1, "warning",
                            "Estimators were removed in TF 2.16: this runs on TF <= 2.15 only; "

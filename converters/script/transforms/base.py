@@ -21,6 +21,7 @@ class RuleContext:
     keras: str = "tf.keras"          # how the script spells Keras
     strategy: str = "strategy"       # the tf.distribute strategy variable
     hvd_module: str = "horovod.tensorflow.keras"
+    warmup_epochs: int | None = None  # Horovod + fit(): ramp the learning rate up over these
     # ids of statements inserted by rules in this run, so later rules can line the rest of a
     # block up with the original statements (and their line numbers).
     inserted: set = field(default_factory=set)
@@ -54,10 +55,11 @@ class RuleTransform(cst.CSTTransformer):
         self.rule_id = rule_id or self.rule_id
         self.findings: list[Finding] = []
 
-    def note(self, node: cst.CSTNode, message: str, severity: str = "info") -> None:
+    def note(self, node: cst.CSTNode, message: str, severity: str = "info",
+             rule_id: str | None = None) -> None:
         line, col = self.ctx.positions.get(node, (0, -1))  # (0, 0): a node a rule made
         col += 1
-        self.findings.append(Finding(self.rule_id, line, col, severity, message))
+        self.findings.append(Finding(rule_id or self.rule_id, line, col, severity, message))
 
     def q(self, node: cst.BaseExpression) -> str | None:
         return self.a.q(node)
@@ -106,7 +108,7 @@ _LEAVES = {cst.Import, cst.ImportFrom, cst.SimpleString, cst.FormattedString,
 # Which rules hook which node types depends only on the rule classes: worked out once per
 # process, not once per conversion (it was a fifth of a small script's time).
 _SHAPES: dict = {}
-_SKIP_TRIVIA: dict = {}
+_HOOKS_TRIVIA: dict = {}
 
 
 def _hooked(kinds: tuple, prefix: str, node_type: type) -> tuple:
@@ -117,7 +119,7 @@ def _hooked(kinds: tuple, prefix: str, node_type: type) -> tuple:
     return tuple(i for i, k in enumerate(kinds) if getattr(k, name, base) is not base)
 
 
-class Combined(cst.CSTTransformer):
+class Combined:
     """Runs every rule transform in one traversal, in rule order at each node.
 
     Each rule still sees the true original node (so findings carry original line numbers) and
@@ -125,33 +127,29 @@ class Combined(cst.CSTTransformer):
     wrapped in an ``if``), later rules do not see that node again.
 
     A node whose subtree no rule changed comes out as the original object, so code generation
-    can copy its original text. ``transform`` walks the tree itself for that: LibCST's own
-    traversal rebuilds every node it passes (and was most of a conversion's time); this one
-    rebuilds only the nodes on the way to a change.
+    can copy its original text. The walk is tfdesk's own for that: LibCST's traversal rebuilds
+    every node it passes (and was most of a conversion's time); this one rebuilds only the nodes
+    on the way to a change, and never enters trivia (whitespace, commas, operators).
     """
 
     def __init__(self, rules: list[RuleTransform], stack: list | None = None):
-        super().__init__()
         self.rules = rules
         self._kinds = tuple(type(r) for r in rules)
         # node type -> (visit hooks, leave hooks, walk its children?, is a statement)
         self._plans: dict = {}
         # The statements being visited, innermost last: Positions generates only those.
         self.stack = [] if stack is None else stack
-        # One flag per walked node being visited: did anything below it change?
-        self._changed: list[bool] = []
-        skip = _SKIP_TRIVIA.get(self._kinds)
-        if skip is None:
-            skip = _SKIP_TRIVIA[self._kinds] = not any(
-                _hooked(self._kinds, p, t) for t in TRIVIA for p in ("visit", "leave"))
-        self._skip_trivia = skip
+        if _HOOKS_TRIVIA.setdefault(self._kinds, any(
+                _hooked(self._kinds, p, t) for t in TRIVIA for p in ("visit", "leave"))):
+            raise TypeError("a rule hooks whitespace or punctuation nodes, which this "
+                            "traversal skips; hook the node that holds them")
 
     def _plan(self, node_type: type) -> tuple:
         shape = _SHAPES.get((self._kinds, node_type))
         if shape is None:
             # Nothing a rule rewrites lives inside an import, a string or trivia: not walking
             # them is most of the speed of a conversion.
-            walk = node_type not in _LEAVES and not (self._skip_trivia and node_type in TRIVIA)
+            walk = node_type not in _LEAVES and node_type not in TRIVIA
             shape = _SHAPES[(self._kinds, node_type)] = (
                 _hooked(self._kinds, "visit", node_type), _hooked(self._kinds, "leave", node_type),
                 walk, node_type in ANCHORS)
@@ -162,8 +160,6 @@ class Combined(cst.CSTTransformer):
         return plan
 
     def transform(self, module: cst.Module) -> cst.Module:
-        if not self._skip_trivia:  # a rule looks at whitespace: let LibCST walk all of it
-            return module.visit(self)
         return self._walk(module)
 
     def _walk(self, node):
@@ -207,36 +203,3 @@ class Combined(cst.CSTTransformer):
             self.stack.pop()
         return updated
 
-    def on_visit(self, node):
-        plan = self._plans.get(type(node)) or self._plan(type(node))
-        if plan[3]:
-            self.stack.append(node)
-        for method in plan[0]:
-            method(node)
-        # ... nor inside a plain dotted name (tf.keras.layers.Dense).
-        if not plan[2] or (type(node) is cst.Attribute and dotted(node) is not None):
-            return False
-        self._changed.append(False)
-        return True
-
-    def on_leave(self, original, updated):
-        plan = self._plans[type(original)]
-        if updated is not original and not self._changed.pop():
-            updated = original  # walked, but nothing below changed
-        result = updated
-        for method in plan[1]:
-            if type(result) is not type(original):
-                break
-            result = method(original, result)
-        if result is not original and self._changed:
-            self._changed[-1] = True
-        if plan[3]:
-            self.stack.pop()
-        return result
-
-    # No rule uses per-attribute hooks; skipping them saves a lookup per child of every node.
-    def on_visit_attribute(self, node, attribute):
-        return None
-
-    def on_leave_attribute(self, original, attribute):
-        return None

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from converters.script.names import add_kwarg, expr, find_arg, has_name, operand, replace_arg
+from converters.script import tables as T
+from converters.script.names import add_kwarg, dotted, expr, find_arg, has_name, operand, replace_arg
+from converters.script.walk import nodes_of
 from converters.script.transforms.base import RuleTransform
 
 
@@ -13,7 +15,30 @@ def is_fit(node: cst.Call, analysis=None) -> bool:
         analysis is not None and analysis.not_keras(node.func.value))
 
 
+WARMUP = "HVD024"
+
+
 class HorovodCallbacks(RuleTransform):
+    def _warmup(self, original: cst.Call, call: cst.Call) -> str | None:
+        """Horovod's LearningRateWarmupCallback, starting from the optimizer's (scaled) rate."""
+        n = self.ctx.warmup_epochs
+        model = dotted(call.func.value)
+        why = None
+        warmup = f"{self.ctx.hvd}.callbacks.LearningRateWarmupCallback"
+        if model is None:
+            why = f"the model is not a plain name here; add {warmup} by hand"
+        elif self.a.schedule_names or any(self.q(c.func) in T.SCHEDULES for c in nodes_of(call, cst.Call)):
+            why = ("the learning rate follows a schedule, which a warm-up would overwrite; "
+                   "fold the warm-up into the schedule by hand")
+        if why:
+            self.note(original, f"learning-rate warm-up not added: {why}", "warning", WARMUP)
+            return None
+        self.note(original, f"learning rate warms up from rate / {self.ctx.size} to the scaled "
+                            f"rate over the first {n} epoch{'s' if n != 1 else ''}", rule_id=WARMUP)
+        # Read when fit() is called: the model is compiled by then, its rate already scaled.
+        lr = f"{self.ctx.keras}.backend.get_value({model}.optimizer.lr)"
+        return f"{warmup}(initial_lr={lr}, warmup_epochs={n})"
+
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if not is_fit(updated, self.a):
             return updated
@@ -23,6 +48,10 @@ class HorovodCallbacks(RuleTransform):
         found = find_arg(updated, "callbacks", None)
         msg = ("added BroadcastGlobalVariablesCallback(0) (all workers start from rank 0's "
                "weights) and MetricAverageCallback() first in the callbacks")
+        if self.ctx.warmup_epochs and not (found and has_name(found[1].value, "BroadcastGlobalVariablesCallback")):
+            warmup = self._warmup(original, updated)
+            if warmup:
+                first.append(warmup)
         if found is None:
             self.note(original, msg)
             return add_kwarg(updated, "callbacks", expr("[" + ", ".join(first) + "]"))
