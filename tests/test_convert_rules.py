@@ -395,3 +395,40 @@ def test_warmup_is_not_laid_over_a_schedule_or_a_custom_loop():
 def test_warmup_refuses_what_it_cannot_do(target, epochs, says):
     with pytest.raises(ConversionError, match=says):
         convert(FIT.format(opt='"adam"', extra=""), target, warmup_epochs=epochs)
+
+
+def test_a_save_and_the_statements_using_its_result_run_on_rank0():
+    # The pattern of TensorFlow's checkpoint guide.
+    r = conv("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(net=model), "ck", max_to_keep=3)
+        for x, y in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            if step % 10 == 0:
+                # keep one
+                save_path = manager.save()
+                print("saved", save_path)
+                print("loss", loss)
+        """)
+    assert ("    if step % 10 == 0:\n        # keep one\n        if hvd.rank() == 0:\n"
+            "            save_path = manager.save()\n            print(\"saved\", save_path)\n"
+            "        print(\"loss\", loss)\n") in r.code
+    f = next(f for f in r.findings if f.rule_id == "HVD030")
+    assert f.severity == "info" and f.line == 11 and "(save_path)" in f.message
+
+
+@pytest.mark.parametrize("tail, why", [
+    ("def last():\n    path = manager.save()\n    return path\n", "returned"),
+    ("for e in range(2):\n    path = manager.save()\nprint(path)\n", "beyond the statements"),
+])
+def test_a_save_whose_result_is_needed_elsewhere_is_left_with_a_warning(tail, why):
+    r = conv(FIT.format(opt='"adam"', extra="")
+             + 'manager = tf.train.CheckpointManager(tf.train.Checkpoint(net=model), "ck", 3)\n'
+             + tail)
+    assert "    path = manager.save()\n" in r.code
+    assert any(f.rule_id == "HVD030" and f.severity == "warning" and why in f.message
+               for f in r.findings)

@@ -67,11 +67,16 @@ class RuleTransform(cst.CSTTransformer):
 
 def guard(stmt: cst.BaseStatement, test: str, why: str = "") -> cst.If:
     """``if test:`` around one statement, keeping its leading comments above the ``if``."""
-    leading = getattr(stmt, "leading_lines", ())
-    inner = stmt.with_changes(leading_lines=()) if leading else stmt
+    return guard_all([stmt], test, why)
+
+
+def guard_all(stmts: list, test: str, why: str = "") -> cst.If:
+    """``if test:`` around statements, keeping the first one's leading comments above it."""
+    first = stmts[0]
+    leading = getattr(first, "leading_lines", ())
+    inner = [first.with_changes(leading_lines=()) if leading else first, *stmts[1:]]
     comment = [cst.EmptyLine(comment=cst.Comment(f"# {why}"))] if why else []
-    return cst.If(test=expr(test),
-                  body=cst.IndentedBlock(body=[inner]),
+    return cst.If(test=expr(test), body=cst.IndentedBlock(body=inner),
                   leading_lines=[*leading, *comment])
 
 

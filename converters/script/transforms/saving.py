@@ -2,11 +2,14 @@
 and only the chief writes to the real path."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from converters.script import tables as T
 from converters.script.names import call, calls, code, dotted, find_arg, replace_arg
-from converters.script.transforms.base import Rank0Guarded, RuleTransform, guard
+from converters.script.transforms.base import Rank0Guarded, RuleTransform, align, guard, guard_all
+from converters.script.walk import nodes_of
 
 
 def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | None:
@@ -25,6 +28,9 @@ def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | N
     return None
 
 
+_EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+
+
 class Rank0Saves(Rank0Guarded):
     def leave_SimpleStatementLine(self, original, updated):
         if len(updated.body) != 1 or self.guarded:
@@ -34,12 +40,70 @@ class Rank0Saves(Rank0Guarded):
             name = dotted(small.value.func) or code(small.value.func).strip()
             self.note(original, f"{name}(...) runs on rank 0 only")
             return guard(updated, self.ctx.rank0)
-        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None \
-                and save_call(self, small.value):
-            self.note(original, "a save whose result is used runs on every rank; guard it with "
-                                f"'if {self.ctx.rank0}:' together with the code that uses it",
-                      "warning")
         return updated
+
+    # path = manager.save(); print(path): the save and what uses its result, guarded together.
+    def leave_IndentedBlock(self, original, updated):
+        body = self._saves_with_results(original.body, updated.body)
+        return updated if body is None else updated.with_changes(body=body)
+
+    def leave_Module(self, original, updated):
+        body = self._saves_with_results(original.body, updated.body)
+        return updated if body is None else updated.with_changes(body=body)
+
+    def _saved_name(self, stmt) -> str | None:
+        """``name`` when ``stmt`` is ``name = <a save call>``."""
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            target = small.target
+        else:
+            return None
+        if not isinstance(target, cst.Name) or not save_call(self, small.value):
+            return None
+        return target.value
+
+    def _saves_with_results(self, original_body, body):
+        if self.guarded:
+            return None
+        out, changed, i = [], False, 0
+        pairs = align(original_body, body, self.ctx.inserted)
+        while i < len(body):
+            stmt, orig = pairs[i]
+            name = self._saved_name(stmt) if orig is not None else None
+            if name is None:
+                out.append(stmt)
+                i += 1
+                continue
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            j = i + 1
+            while j < len(body) and word.search(code(body[j])):
+                j += 1
+            group = body[i:j]
+            # Guarded, the name exists on rank 0 only: every mention of it must be in the group
+            # (counted in the whole script's text, comments and strings included: when unsure,
+            # leave it and say so), and nothing in the group may leave the block early.
+            inside = sum(len(word.findall(code(s))) for s in group)
+            exits = any(nodes_of(s, kind) for s in group for kind in _EXITS)
+            if exits or inside != len(word.findall(self.ctx.positions.text)):
+                where = ("returned (or the block is left) right after" if exits else
+                         "used beyond the statements right after it")
+                self.note(orig, f"the result of this save ({name}) is {where}, so the save runs "
+                                f"on every rank; guard it with 'if {self.ctx.rank0}:' together "
+                                f"with all the code that uses {name}", "warning")
+                out.extend(group)
+            else:
+                n = len(group) - 1
+                self.note(orig, "save runs on rank 0 only" + (
+                    f", with the {n} statement{'s' if n != 1 else ''} that use{'s' if n == 1 else ''} "
+                    f"its result ({name})" if n else ""))
+                out.append(guard_all(group, self.ctx.rank0))
+                changed = True
+            i = j
+        return out if changed else None
 
 
 class ChiefSaves(RuleTransform):
