@@ -30,6 +30,9 @@ CONVERTIBLE = {
     "yaml_config_main.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
     "finetune_assign_lr.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
     "export_saved_model.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
+    # second QA round: a GAN step with two tapes, an optimizer class picked from a dict by a flag
+    "gan_two_tapes.py": (["custom_loop"], "tf.keras", ("horovod", "tf-distribute")),
+    "optimizer_from_flag_dict.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
 }
 UNCHANGED = {"already_horovod.py": "already distributed", "inference_only.py": "no training"}
 REFUSED = {("tf1_monitored.py", "tf-distribute"): "TF1 session code",

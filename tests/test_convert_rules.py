@@ -432,3 +432,91 @@ def test_a_save_whose_result_is_needed_elsewhere_is_left_with_a_warning(tail, wh
     assert "    path = manager.save()\n" in r.code
     assert any(f.rule_id == "HVD030" and f.severity == "warning" and why in f.message
                for f in r.findings)
+
+
+def test_every_tape_of_a_gan_step_is_distributed():
+    r = conv("""\
+        import tensorflow as tf
+        gen, disc = tf.keras.Sequential(), tf.keras.Sequential()
+        g_opt, d_opt = tf.keras.optimizers.Adam(1e-4), tf.keras.optimizers.Adam(1e-4)
+        for x in ds:
+            with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
+                g_loss, d_loss = losses(gen, disc, x)
+            g_opt.apply_gradients(zip(g_tape.gradient(g_loss, gen.trainable_variables), gen.trainable_variables))
+            d_opt.apply_gradients(zip(d_tape.gradient(d_loss, disc.trainable_variables), disc.trainable_variables))
+        """)
+    assert "g_tape = hvd.DistributedGradientTape(g_tape)\n    d_tape = hvd.DistributedGradientTape(d_tape)\n" in r.code
+
+
+@pytest.mark.parametrize("build", [
+    "opt = OPTIMIZERS[args.optimizer](learning_rate=args.lr)",
+    'opt = tf.keras.optimizers.get({"class_name": "adam", "config": {"learning_rate": 0.1}})',
+])
+def test_an_optimizer_built_out_of_sight_is_wrapped_where_compile_gets_it(build):
+    r = conv(f"""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        {build}
+        model.compile(opt, loss="mse")
+        model.fit(x, y)
+        """)
+    assert 'model.compile(hvd.DistributedOptimizer(opt), loss="mse")' in r.code
+    assert any(f.rule_id == "HVD011" and f.severity == "warning" and "not scaled" in f.message
+               for f in r.findings)
+
+
+def test_an_optimizer_the_rules_wrap_where_it_is_built_is_not_wrapped_twice():
+    r = conv(FIT.format(opt="opt", extra="").replace("model.compile", "opt = tf.keras.optimizers.SGD(0.1)\nmodel.compile"))
+    assert r.code.count("DistributedOptimizer(") == 1
+
+
+def test_tf_distribute_says_when_it_cannot_find_the_model_creation():
+    r = conv("""\
+        import tensorflow as tf
+        class Factory:
+            def __call__(self):
+                return make()
+        model = Factory()()
+        model.fit(x, y)
+        """, "tf-distribute")
+    assert "strategy.scope()" not in r.code
+    assert any(f.rule_id == "TFD010" and f.severity == "error" for f in r.findings)
+
+
+def test_a_loss_object_also_used_outside_the_step_is_reported():
+    r = conv("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        loss_obj = tf.keras.losses.MeanSquaredError()
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_obj(y, model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+
+        for x, y in ds:
+            step(x, y)
+        print(float(loss_obj(y_test, model(x_test))))
+        """, "tf-distribute")
+    assert any(f.rule_id == "TFD045" and f.severity == "warning" and "line 15" in f.message
+               for f in r.findings)
+
+
+def test_a_save_result_named_in_a_comment_or_docstring_is_still_guarded():
+    r = conv('''\
+        """Saves to save_path every epoch."""
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(net=model), "ck", 3)
+        for x, y in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            save_path = manager.save()  # save_path is printed below
+            print(save_path)
+        ''')
+    assert "    if hvd.rank() == 0:\n        save_path = manager.save()" in r.code

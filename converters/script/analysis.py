@@ -39,6 +39,8 @@ class Analysis:
     loss_object_names: set[str] = field(default_factory=set)
     metric_names: set[str] = field(default_factory=set)  # train_loss = tf.keras.metrics.Mean()
     non_keras_names: set[str] = field(default_factory=set)  # e.g. scaler = StandardScaler()
+    # name -> what each assignment to it calls (canonical name, or None for anything else)
+    assigned_from: dict[str, list] = field(default_factory=dict)
     has_steps_per_epoch: bool = False
     first_import_line: int = 1
 
@@ -213,6 +215,10 @@ class _Visitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign):
+        callee = self.q(node.value.func) if isinstance(node.value, ast.Call) else None
+        for t in node.targets:
+            if isinstance(t, ast.Name):
+                self.a.assigned_from.setdefault(t.id, []).append(callee)
         if isinstance(node.value, ast.Call):
             q = self.q(node.value.func)
             targets = [t.id for t in node.targets if isinstance(t, ast.Name)]

@@ -49,7 +49,27 @@ class PerExampleLoss(RuleTransform):
             return updated
         self.note(original, "loss returns per-example values (Reduction.NONE); the step averages "
                             "them over the global batch")
+        outside = self._used_outside_steps()
+        if outside:
+            self.note(original, f"{outside} also uses this loss object outside the training step, "
+                                "where it now returns per-example values: average them there "
+                                "(tf.reduce_mean) or use a second loss object", "warning")
         return add_kwarg(updated, "reduction", expr(f"{self.ctx.keras}.losses.Reduction.NONE"))
+
+    def _used_outside_steps(self) -> str | None:
+        """'line N' of a use of the loss object being built outside the step functions."""
+        assign = next((s for s in reversed(self.ctx.positions.stack) if isinstance(s, cst.Assign)), None)
+        if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return None
+        name = assign.targets[0].target.value
+        module = self.ctx.positions.module
+        steps = [f for f in nodes_of(module, cst.FunctionDef) if f.name.value in self.a.step_functions]
+        inside = {id(n) for f in steps for n in nodes_of(f, cst.Name)}
+        for n in in_source_order(module, (cst.Name,)):
+            if n.value == name and id(n) not in inside and n is not assign.targets[0].target:
+                line = self.ctx.positions.get(n)
+                return f"line {line[0]}" if line else "the script"
+        return None
 
 
 class ScaleLoss(RuleTransform):

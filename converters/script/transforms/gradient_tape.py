@@ -8,26 +8,30 @@ from converters.script.names import code, dotted, statements
 from converters.script.transforms.statements import StatementRule
 
 
-def tape_name(stmt: cst.BaseStatement, t) -> str | None:
+def tape_names(stmt: cst.BaseStatement, t) -> list[str]:
+    """The tapes a ``with`` opens (a GAN step opens one per model)."""
     if not isinstance(stmt, cst.With):
-        return None
-    for item in stmt.items:
-        if isinstance(item.item, cst.Call) and (t.q(item.item.func) or "").endswith("GradientTape") \
-                and item.asname and isinstance(item.asname.name, cst.Name):
-            return item.asname.name.value
-    return None
+        return []
+    return [item.asname.name.value for item in stmt.items
+            if isinstance(item.item, cst.Call) and (t.q(item.item.func) or "").endswith("GradientTape")
+            and item.asname and isinstance(item.asname.name, cst.Name)]
+
+
+def tape_name(stmt: cst.BaseStatement, t) -> str | None:
+    names = tape_names(stmt, t)
+    return names[0] if names else None
 
 
 class DistributedTape(StatementRule):
     def after(self, original, stmt, following):
-        name = tape_name(stmt, self)
-        if not name:
+        names = tape_names(stmt, self)
+        if not names:
             return []
         if following is not None and "DistributedGradientTape" in code(following):
             return []
-        self.note(original, f"{name} wrapped in {self.ctx.hvd}.DistributedGradientTape: gradients "
-                            f"are averaged across workers")
-        return statements(f"{name} = {self.ctx.hvd}.DistributedGradientTape({name})\n")
+        self.note(original, f"{', '.join(names)} wrapped in {self.ctx.hvd}.DistributedGradientTape: "
+                            f"gradients are averaged across workers")
+        return statements("".join(f"{n} = {self.ctx.hvd}.DistributedGradientTape({n})\n" for n in names))
 
 
 def apply_gradients(stmt: cst.BaseStatement) -> cst.Call | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import call, expr, find_arg, replace_arg
+from converters.script.names import call, code, dotted, expr, find_arg, has_name, replace_arg
 from converters.script.transforms.base import RuleTransform
 
 
@@ -15,6 +15,20 @@ class WrapOptimizer(RuleTransform):
 
     def _wrapper(self, node: cst.Call) -> bool:
         return isinstance(node.func, cst.Attribute) and node.func.attr.value == "DistributedOptimizer"
+
+    def _known(self, value: cst.BaseExpression) -> bool:
+        """Whether the optimizer passed to compile() is one this rule wraps where it is built."""
+        if has_name(value, "DistributedOptimizer"):
+            return True
+        if isinstance(value, cst.Call):
+            return self._known_callee(self.q(value.func))
+        name = dotted(value)
+        sources = self.a.assigned_from.get(name) if name else None
+        return bool(sources) and all(self._known_callee(s) for s in sources)
+
+    def _known_callee(self, q: str | None) -> bool:
+        return bool(q) and (q in T.KERAS_OPTIMIZERS or q in T.TF1_OPTIMIZERS
+                            or q.endswith("DistributedOptimizer") or q.split(".")[-1] in self.a.builders)
 
     def visit_Call(self, node: cst.Call):
         if self._wrapper(node):
@@ -32,6 +46,14 @@ class WrapOptimizer(RuleTransform):
             return call(f"{hvd}.DistributedOptimizer", updated)
         if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "compile":
             found = find_arg(updated, "optimizer", 0)
+            if found and not isinstance(found[1].value, cst.SimpleString) \
+                    and not self._known(found[1].value):
+                value = found[1].value
+                self.note(original, f"the optimizer comes from {code(value).strip()}, which tfdesk "
+                                    f"cannot follow: wrapped in {hvd}.DistributedOptimizer here so "
+                                    f"gradients are averaged, but its learning rate is not scaled: "
+                                    f"multiply it by {self.ctx.size} by hand", "warning")
+                return replace_arg(updated, found[0], call(f"{hvd}.DistributedOptimizer", value))
             if found and isinstance(found[1].value, cst.SimpleString):
                 name = found[1].value.evaluated_value.lower()
                 cls = T.STRING_OPTIMIZERS.get(name)

@@ -2,7 +2,7 @@
 and only the chief writes to the real path."""
 from __future__ import annotations
 
-import re
+from collections import Counter
 
 import libcst as cst
 
@@ -29,6 +29,11 @@ def save_call(t: RuleTransform, node: cst.BaseExpression) -> tuple[str, int] | N
 
 
 _EXITS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+
+
+def _mentions(node: cst.CSTNode, name: str) -> int:
+    """How often ``name`` appears in the code of ``node`` (not in its strings or comments)."""
+    return sum(n.value == name for n in nodes_of(node, cst.Name))
 
 
 class Rank0Saves(Rank0Guarded):
@@ -66,6 +71,12 @@ class Rank0Saves(Rank0Guarded):
             return None
         return target.value
 
+    def _mentions_in_script(self, name: str) -> int:
+        counts = getattr(self, "_counts", None)
+        if counts is None:
+            counts = self._counts = Counter(n.value for n in nodes_of(self.ctx.positions.module, cst.Name))
+        return counts[name]
+
     def _saves_with_results(self, original_body, body):
         if self.guarded:
             return None
@@ -78,17 +89,15 @@ class Rank0Saves(Rank0Guarded):
                 out.append(stmt)
                 i += 1
                 continue
-            word = re.compile(rf"\b{re.escape(name)}\b")
             j = i + 1
-            while j < len(body) and word.search(code(body[j])):
+            while j < len(body) and _mentions(body[j], name):
                 j += 1
             group = body[i:j]
-            # Guarded, the name exists on rank 0 only: every mention of it must be in the group
-            # (counted in the whole script's text, comments and strings included: when unsure,
-            # leave it and say so), and nothing in the group may leave the block early.
-            inside = sum(len(word.findall(code(s))) for s in group)
+            # Guarded, the name exists on rank 0 only: every mention of it in the script must be
+            # in the group, and nothing in the group may leave the block early.
+            inside = sum(_mentions(s, name) for s in group)
             exits = any(nodes_of(s, kind) for s in group for kind in _EXITS)
-            if exits or inside != len(word.findall(self.ctx.positions.text)):
+            if exits or inside != self._mentions_in_script(name):
                 where = ("returned (or the block is left) right after" if exits else
                          "used beyond the statements right after it")
                 self.note(orig, f"the result of this save ({name}) is {where}, so the save runs "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
+from converters.script.findings import Finding
 from converters.script.names import code
 from converters.script.walk import nodes_of
 from converters.script.transforms.base import RuleTransform, align
@@ -13,6 +14,7 @@ class StrategyScope(RuleTransform):
     def __init__(self, ctx, rule_id=""):
         super().__init__(ctx, rule_id)
         self.skip_depth = 0  # inside a class body or a builder (its call sites get the scope)
+        self.scoped = False  # a scope was added, or the script has one
 
     def visit_ClassDef(self, node):
         self.skip_depth += 1
@@ -36,6 +38,14 @@ class StrategyScope(RuleTransform):
 
     def leave_Module(self, original, updated):
         new_body = self._wrap(original.body, updated.body)
+        if not self.scoped:
+            # Without the scope every worker trains a model of its own: say so rather than
+            # hand back a script that runs and silently does not distribute.
+            line = self.a.evidence.get("keras_fit") or self.a.evidence.get("custom_loop") or 1
+            self.findings.append(Finding(
+                self.rule_id, line, 1, "error", "could not find where the model and optimizer are "
+                f"created: create them inside 'with {self.ctx.strategy}.scope():' by hand, or "
+                "each worker trains on its own"))
         return updated.with_changes(body=new_body) if new_body else updated
 
     def _creates(self, stmt) -> bool:
@@ -50,10 +60,12 @@ class StrategyScope(RuleTransform):
         if self.skip_depth:
             return None
         if any(isinstance(s, cst.With) and ".scope()" in code(s.items[0].item) for s in body):
+            self.scoped = True
             return None
         hits = [i for i, s in enumerate(body) if self._creates(s)]
         if not hits:
             return None
+        self.scoped = True
         first, last = hits[0], hits[-1]
         inner = [_dedent_blank_lines(s) for s in body[first:last + 1]]
         leading = inner[0].leading_lines
