@@ -520,3 +520,31 @@ def test_a_save_result_named_in_a_comment_or_docstring_is_still_guarded():
             print(save_path)
         ''')
     assert "    if hvd.rank() == 0:\n        save_path = manager.save()" in r.code
+
+
+def test_tf_distribute_scales_the_loss_of_every_tape():
+    r = conv("""\
+        import tensorflow as tf
+        bce = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+        gen, disc = tf.keras.Sequential(), tf.keras.Sequential()
+        g_opt, d_opt = tf.keras.optimizers.Adam(1e-4), tf.keras.optimizers.Adam(1e-4)
+
+        def gen_loss(fake):
+            return bce(tf.ones_like(fake), fake)
+
+        @tf.function
+        def step(x):
+            with tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:
+                fake = disc(gen(x))
+                g_loss = gen_loss(fake)
+                d_loss = bce(tf.zeros_like(fake), fake)
+            g_opt.apply_gradients(zip(g_tape.gradient(g_loss, gen.trainable_variables), gen.trainable_variables))
+            d_opt.apply_gradients(zip(d_tape.gradient(d_loss, disc.trainable_variables), disc.trainable_variables))
+            return g_loss
+
+        for x in ds:
+            step(x)
+        """, "tf-distribute")
+    assert "g_loss = tf.reduce_mean(g_loss) / strategy.num_replicas_in_sync" in r.code
+    assert "d_loss = tf.nn.compute_average_loss(d_loss)" in r.code  # straight from the loss object
+    assert not any(f.rule_id == "TFD045" and f.severity == "warning" for f in r.findings)

@@ -22,11 +22,11 @@ EAGER = ["keras_fit_basic.py", "keras_argparse_main.py", "keras_two_fits.py",
          "keras_schedule.py", "keras_subclassed.py", "custom_loop.py", "custom_loop_main.py",
          # unseen-script QA (issue 4)
          "functional_two_inputs.py", "custom_loop_metrics.py", "keras2_config_dict.py",
-         "yaml_config_main.py", "finetune_assign_lr.py", "export_saved_model.py"]
+         "yaml_config_main.py", "finetune_assign_lr.py", "export_saved_model.py",
+         # second QA round: a GAN step (two tapes, losses from helpers), an optimizer class
+         # picked from a dict by a flag (Horovod wraps it where compile() gets it)
+         "gan_two_tapes.py", "optimizer_from_flag_dict.py"]
 GRAPH = ["tf1_monitored.py", "estimator_linear.py"]  # TF1 code: Horovod only
-# Horovod only: a GAN step (every tape distributed), an optimizer picked by a flag (wrapped at
-# compile()). Under tf.distribute the GAN's loss helpers are not rewritten yet.
-HOROVOD_ONLY = ["gan_two_tapes.py", "optimizer_from_flag_dict.py"]
 # keras_fit_basic.py converted again with a one-epoch learning-rate warm-up (--warmup-epochs 1)
 WARMUP = ("keras_fit_basic.py", "keras_fit_warmup.py")
 # keras3_ops.py converts to tf-distribute but needs Keras 3, which the TF 2.15 runner lacks.
@@ -51,7 +51,7 @@ def _convert_into(names, target, root: Path) -> list[Path]:
 def horovod_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("hvd")
     results = {}
-    for group in (EAGER + HOROVOD_ONLY, GRAPH):
+    for group in (EAGER, GRAPH):
         paths = _convert_into(group, "horovod", root)
         if group is not GRAPH:
             source, name = WARMUP
@@ -86,7 +86,7 @@ def _assert_same_weights(weights_dir: Path, log: str):
         assert np.array_equal(rank0[key], rank1[key]), f"{key} differs between workers"
 
 
-@pytest.mark.parametrize("name", EAGER + HOROVOD_ONLY + GRAPH + [WARMUP[1]])
+@pytest.mark.parametrize("name", EAGER + GRAPH + [WARMUP[1]])
 def test_horovod_two_workers(horovod_runs, name):
     proc, weights = horovod_runs[name]
     log = proc.stdout + proc.stderr

@@ -7,7 +7,7 @@ import libcst as cst
 from converters.script import tables as T
 from converters.script.names import add_kwarg, code, dotted, expr, find_arg, statements
 from converters.script.transforms.base import RuleTransform
-from converters.script.transforms.gradient_tape import tape_name
+from converters.script.transforms.gradient_tape import tape_names
 from converters.script.walk import in_source_order, nodes_of
 
 
@@ -63,8 +63,16 @@ class PerExampleLoss(RuleTransform):
             return None
         name = assign.targets[0].target.value
         module = self.ctx.positions.module
-        steps = [f for f in nodes_of(module, cst.FunctionDef) if f.name.value in self.a.step_functions]
-        inside = {id(n) for f in steps for n in nodes_of(f, cst.Name)}
+        # The step functions and the helpers they call (a GAN's generator_loss(...)).
+        funcs = {f.name.value: f for f in nodes_of(module, cst.FunctionDef)}
+        todo, steps = [n for n in self.a.step_functions if n in funcs], set()
+        while todo:
+            fname = todo.pop()
+            if fname not in steps:
+                steps.add(fname)
+                todo += [c.func.value for c in nodes_of(funcs[fname], cst.Call)
+                         if isinstance(c.func, cst.Name) and c.func.value in funcs]
+        inside = {id(n) for f in steps for n in nodes_of(funcs[f], cst.Name)}
         for n in in_source_order(module, (cst.Name,)):
             if n.value == name and id(n) not in inside and n is not assign.targets[0].target:
                 line = self.ctx.positions.get(n)
@@ -78,35 +86,42 @@ class ScaleLoss(RuleTransform):
             return updated
         body = list(updated.body.body)
         for i, stmt in enumerate(body):
-            tape = tape_name(stmt, self)
-            if not tape:
+            tapes = tape_names(stmt, self)  # a GAN step opens one tape per model
+            if not tapes:
                 continue
-            loss = _loss_name(updated, tape)
-            if loss is None:
-                self.note(original, "could not find the loss passed to the tape; divide it by "
-                                    f"{self.ctx.replicas} inside the tape by hand", "error")
-                return updated
+            losses = []
+            for tape in tapes:
+                loss = _loss_name(updated, tape)
+                if loss is None:
+                    self.note(original, f"could not find the loss passed to {tape}; divide it by "
+                                        f"{self.ctx.replicas} inside the tape by hand", "error")
+                    return updated
+                if loss not in losses:
+                    losses.append(loss)
             inner = list(stmt.body.body)
             if inner and self.ctx.replicas in code(inner[-1]):
                 return updated
-            if _from_loss_object(inner, loss, self.a.loss_object_names):
-                # The loss object now returns per-example losses (TFD045).
-                inner += statements(
-                    f"# tf.distribute sums gradients over replicas: average over the global batch.\n"
-                    f"{loss} = {self.ctx.tf}.nn.compute_average_loss({loss})\n")
-                how = "averaged over the global batch with tf.nn.compute_average_loss"
-            else:
-                inner += statements(
-                    f"# tf.distribute sums gradients over replicas: scale the loss to the global mean.\n"
-                    f"{loss} = {loss} / {self.ctx.replicas}\n")
-                how = f"divided by {self.ctx.replicas}"
+            for loss in losses:
+                if _from_loss_object(inner, loss, self.a.loss_object_names):
+                    # The loss object now returns per-example losses (TFD045).
+                    inner += statements(
+                        f"# tf.distribute sums gradients over replicas: average over the global batch.\n"
+                        f"{loss} = {self.ctx.tf}.nn.compute_average_loss({loss})\n")
+                    how = "averaged over the global batch with tf.nn.compute_average_loss"
+                else:
+                    # reduce_mean: a helper may hand back per-example values (TFD045 made its
+                    # loss object do so); a mean stays as it is.
+                    inner += statements(
+                        f"# tf.distribute sums gradients over replicas: scale the loss to the global mean.\n"
+                        f"{loss} = {self.ctx.tf}.reduce_mean({loss}) / {self.ctx.replicas}\n")
+                    how = f"averaged and divided by {self.ctx.replicas}"
+                self.note(original, f"loss {loss!r} {how} inside the tape (gradients are summed "
+                                    "across replicas)")
             body[i] = stmt.with_changes(body=stmt.body.with_changes(body=inner))
-            self.note(original, f"loss {loss!r} {how} inside the tape (gradients are summed "
-                                "across replicas)")
-            body[i + 1:] = [self._unscaled_metric(original, s, loss) for s in body[i + 1:]]
+            for loss in losses:
+                body[i + 1:] = [self._unscaled_metric(original, s, loss) for s in body[i + 1:]]
             return updated.with_changes(body=updated.body.with_changes(body=body))
         return updated
-
 
     def _unscaled_metric(self, func, stmt, loss: str):
         """``train_loss(loss)`` after the tape: the metric wants the replica's own mean loss,
