@@ -355,7 +355,7 @@ def warm(src, epochs=3):
 
 
 def test_warmup_reads_the_scaled_rate_when_fit_runs():
-    r = warm(FIT.format(opt="tf.keras.optimizers.SGD(0.1)", extra=", callbacks=cbs"))
+    r = warm(FIT.format(opt="tf.keras.optimizers.SGD(0.1)", extra=", callbacks=cbs").replace("epochs=2", "epochs=5"))
     assert ("hvd.callbacks.MetricAverageCallback(), hvd.callbacks.LearningRateWarmupCallback("
             "initial_lr=tf.keras.backend.get_value(model.optimizer.lr), warmup_epochs=3)] + cbs") in r.code
     assert "0.1 * hvd.size()" in r.code
@@ -548,3 +548,25 @@ def test_tf_distribute_scales_the_loss_of_every_tape():
     assert "g_loss = tf.reduce_mean(g_loss) / strategy.num_replicas_in_sync" in r.code
     assert "d_loss = tf.nn.compute_average_loss(d_loss)" in r.code  # straight from the loss object
     assert not any(f.rule_id == "TFD045" and f.severity == "warning" for f in r.findings)
+
+
+def test_warmup_is_not_added_to_a_fit_shorter_than_it():
+    r = warm(FIT.format(opt="tf.keras.optimizers.SGD(0.1)", extra="").replace("epochs=2", "epochs=1"))
+    assert "LearningRateWarmupCallback(" not in r.code
+    assert any(f.rule_id == "HVD024" and f.severity == "warning" and "1 epoch(s)" in f.message
+               for f in r.findings)
+
+
+def test_a_file_callback_built_out_of_sight_is_reported():
+    r = conv("""\
+        import tensorflow as tf
+        factories = {"ckpt": lambda: tf.keras.callbacks.ModelCheckpoint("ck/{epoch}.h5"),
+                     "stop": tf.keras.callbacks.EarlyStopping}
+        cbs = [factories[n]() for n in wanted]
+        ckpt = tf.keras.callbacks.ModelCheckpoint("ck2")
+        model = tf.keras.Sequential()
+        model.compile(optimizer="adam", loss="mse")
+        model.fit(x, y, callbacks=cbs + [ckpt])
+        """)
+    warned = [f for f in r.findings if f.rule_id == "HVD021" and f.severity == "warning"]
+    assert [(f.line, f.col) for f in warned] == [(2, 30)]  # the lambda's, not ckpt's

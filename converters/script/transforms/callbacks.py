@@ -30,6 +30,11 @@ class HorovodCallbacks(RuleTransform):
         elif self.a.schedule_names or any(self.q(c.func) in T.SCHEDULES for c in nodes_of(call, cst.Call)):
             why = ("the learning rate follows a schedule, which a warm-up would overwrite; "
                    "fold the warm-up into the schedule by hand")
+        epochs = find_arg(call, "epochs", None)
+        if why is None and epochs and isinstance(epochs[1].value, cst.Integer) \
+                and int(epochs[1].value.value) < n:
+            why = (f"this fit() runs {epochs[1].value.value} epoch(s), fewer than the {n}-epoch "
+                   "warm-up, so the scaled rate would never be reached")
         if why:
             self.note(original, f"learning-rate warm-up not added: {why}", "warning", WARMUP)
             return None

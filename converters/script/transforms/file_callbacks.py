@@ -35,6 +35,27 @@ class Rank0Callbacks(Rank0Guarded):
     def __init__(self, ctx, rule_id=""):
         super().__init__(ctx, rule_id)
         self.guarded_lists: set[int] = set()
+        # File-writing callbacks built where no list or append puts them on rank 0 (a factory
+        # lambda, a dict): reported at the end, since a list may still take them.
+        self.built: list[cst.Call] = []
+        self.placed: set[int] = set()
+
+    def leave_Call(self, original, updated):
+        if self.q(original.func) in T.FILE_CALLBACKS and not self.guarded:
+            owner = next((s for s in reversed(self.ctx.positions.stack)
+                          if isinstance(s, cst.BaseSmallStatement)), None)
+            # ckpt = ModelCheckpoint(...): the name is followed into the lists that use it.
+            if not (isinstance(owner, cst.Assign) and owner.value is original):
+                self.built.append(original)
+        return updated
+
+    def leave_Module(self, original, updated):
+        for node in self.built:
+            if id(node) not in self.placed:
+                self.note(node, f"{_callee(node)} is built where tfdesk cannot tell which "
+                                f"workers use it: give it to rank 0 only ('if {self.ctx.rank0}:'), "
+                                "or every worker writes the same files", "warning")
+        return updated
 
     def _file_callback(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Call):
@@ -46,6 +67,7 @@ class Rank0Callbacks(Rank0Guarded):
             self.guarded_lists.add(id(node.body))
 
     def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
+        self.placed.update(id(e.value) for e in original.elements if self._file_callback(e.value))
         if id(original) in self.guarded_lists or self.guarded:
             return updated
         keep = [e for e in updated.elements if not self._file_callback(e.value)]
@@ -70,6 +92,7 @@ class Rank0Callbacks(Rank0Guarded):
                 and call.func.attr.value in ("append", "insert") and call.args
                 and self._file_callback(call.args[-1].value)
                 and not self.guarded):
+            self.placed.add(id(original.body[0].value.args[-1].value))
             self.note(original, "file-writing callback added on rank 0 only")
             return guard(updated, self.ctx.rank0)
         return updated
