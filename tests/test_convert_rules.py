@@ -570,3 +570,21 @@ def test_a_file_callback_built_out_of_sight_is_reported():
         """)
     warned = [f for f in r.findings if f.rule_id == "HVD021" and f.severity == "warning"]
     assert [(f.line, f.col) for f in warned] == [(2, 30)]  # the lambda's, not ckpt's
+
+
+def test_tf_distribute_workers_resume_from_the_real_checkpoint_directory():
+    r = conv("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        ckpt = tf.train.Checkpoint(net=model, optimizer=opt)
+        manager = tf.train.CheckpointManager(ckpt, "./ckpts", max_to_keep=3)
+        ckpt.restore(manager.latest_checkpoint)
+        for x, y in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        manager.save()
+        """, "tf-distribute")
+    assert 'tf.train.CheckpointManager(ckpt, _chief_path("./ckpts"), max_to_keep=3)' in r.code
+    assert 'ckpt.restore(tf.train.latest_checkpoint("./ckpts"))' in r.code

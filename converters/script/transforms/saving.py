@@ -7,7 +7,7 @@ from collections import Counter
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import call, calls, code, dotted, find_arg, replace_arg
+from converters.script.names import call, calls, code, dotted, expr, find_arg, replace_arg
 from converters.script.transforms.base import Rank0Guarded, RuleTransform, align, guard, guard_all
 from converters.script.walk import nodes_of
 
@@ -116,17 +116,44 @@ class Rank0Saves(Rank0Guarded):
 
 
 class ChiefSaves(RuleTransform):
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.managers: dict[str, str] = {}  # CheckpointManager variable -> its real directory
+        self.resumed: set[str] = set()
+
     def leave_Call(self, original, updated):
         spec = save_call(self, updated)
+        manager = False
         if spec is None:
             q = self.q(updated.func)
             if q and q.endswith("train.CheckpointManager"):
-                spec = ("directory", 1)
+                spec, manager = ("directory", 1), True
             else:
                 return updated
         found = find_arg(updated, *spec)
         if found is None or calls(found[1].value, "_chief_path"):
             return updated
+        if manager:
+            owner = next((s for s in reversed(self.ctx.positions.stack)
+                          if isinstance(s, cst.BaseSmallStatement)), None)
+            if isinstance(owner, cst.Assign) and owner.value is original and len(owner.targets) == 1:
+                target = dotted(owner.targets[0].target)
+                if target:
+                    self.managers[target] = code(found[1].value).strip()
         self.note(original, f"{code(updated.func).strip()}: every worker saves (collective), only "
                             f"the chief's copy goes to the real path")
         return replace_arg(updated, found[0], call("_chief_path", found[1].value))
+
+    def leave_Attribute(self, original, updated):
+        # manager.latest_checkpoint: the other workers' manager looks in their scratch directory,
+        # so they would not resume; every worker restores from the real one.
+        if updated.attr.value != "latest_checkpoint":
+            return updated
+        directory = self.managers.get(dotted(updated.value) or "")
+        if directory is None:
+            return updated
+        if directory not in self.resumed:
+            self.resumed.add(directory)
+            self.note(original, "every worker resumes from the latest checkpoint in the real "
+                                f"directory ({directory}), not from its own scratch copy")
+        return expr(f"{self.ctx.tf}.train.latest_checkpoint({directory})")
