@@ -33,6 +33,8 @@ CONVERTIBLE = {
     # second QA round: a GAN step with two tapes, an optimizer class picked from a dict by a flag
     "gan_two_tapes.py": (["custom_loop"], "tf.keras", ("horovod", "tf-distribute")),
     "optimizer_from_flag_dict.py": (["keras_fit"], "tf.keras", ("horovod", "tf-distribute")),
+    # the checkpoint guide's loop: Checkpoint(step=tf.Variable), restore, save, int(ckpt.step)
+    "checkpoint_guide_loop.py": (["custom_loop"], "tf.keras", ("horovod", "tf-distribute")),
 }
 UNCHANGED = {"already_horovod.py": "already distributed", "inference_only.py": "no training"}
 REFUSED = {("tf1_monitored.py", "tf-distribute"): "TF1 session code",

@@ -588,3 +588,20 @@ def test_tf_distribute_workers_resume_from_the_real_checkpoint_directory():
         """, "tf-distribute")
     assert 'tf.train.CheckpointManager(ckpt, _chief_path("./ckpts"), max_to_keep=3)' in r.code
     assert 'ckpt.restore(tf.train.latest_checkpoint("./ckpts"))' in r.code
+
+
+def test_tf_distribute_reads_variables_as_numbers_through_numpy():
+    r = conv("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD(0.1)
+        ckpt = tf.train.Checkpoint(step=tf.Variable(1), net=model)
+        for x, y in ds:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            ckpt.step.assign_add(1)
+            print(f"step {int(ckpt.step)}", float(loss))
+        """, "tf-distribute")
+    assert 'print(f"step {int(ckpt.step.numpy())}", float(loss))' in r.code
+    assert any(f.rule_id == "TFD052" for f in r.findings)

@@ -25,7 +25,7 @@ EAGER = ["keras_fit_basic.py", "keras_argparse_main.py", "keras_two_fits.py",
          "yaml_config_main.py", "finetune_assign_lr.py", "export_saved_model.py",
          # second QA round: a GAN step (two tapes, losses from helpers), an optimizer class
          # picked from a dict by a flag (Horovod wraps it where compile() gets it)
-         "gan_two_tapes.py", "optimizer_from_flag_dict.py"]
+         "gan_two_tapes.py", "optimizer_from_flag_dict.py", "checkpoint_guide_loop.py"]
 GRAPH = ["tf1_monitored.py", "estimator_linear.py"]  # TF1 code: Horovod only
 # keras_fit_basic.py converted again with a one-epoch learning-rate warm-up (--warmup-epochs 1)
 WARMUP = ("keras_fit_basic.py", "keras_fit_warmup.py")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from converters.script.transforms.callbacks import HorovodCallbacks
-from converters.script.transforms.custom_loop import DistributeSteps, PerExampleLoss, ScaleLoss
+from converters.script.transforms.custom_loop import (DistributeSteps, PerExampleLoss, ScaleLoss,
+                                                     VariablesAsNumbers)
 from converters.script.transforms.file_callbacks import ChiefCallbackPaths, Rank0Callbacks
 from converters.script.transforms.fit_args import QuietWorkers, SplitSteps
 from converters.script.transforms.global_batch import GlobalBatch
@@ -72,6 +73,8 @@ RULES: list[Rule] = [
        "loss averaged over the global batch / divided by the replicas"),
     _r("TFD051", "tf-distribute", {"custom_loop"}, DistributeSteps,
        "steps through strategy.run on a distributed dataset"),
+    _r("TFD052", "tf-distribute", {"custom_loop"}, VariablesAsNumbers,
+       "int(ckpt.step) reads the (mirrored) variable through .numpy()"),
     _r("TFD001", "tf-distribute", ALL, StrategySetup, "MultiWorkerMirroredStrategy first"),
 ]
 
