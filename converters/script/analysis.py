@@ -41,6 +41,7 @@ class Analysis:
     non_keras_names: set[str] = field(default_factory=set)  # e.g. scaler = StandardScaler()
     # name -> what each assignment to it calls (canonical name, or None for anything else)
     assigned_from: dict[str, list] = field(default_factory=dict)
+    variable_names: set[str] = field(default_factory=set)  # step = tf.Variable(0); ckpt.step
     has_steps_per_epoch: bool = False
     first_import_line: int = 1
 
@@ -229,6 +230,7 @@ class _Visitor(ast.NodeVisitor):
                 self.a.non_keras_names.update(targets)
             if q in T.FILE_CALLBACKS:
                 self.a.file_callback_names.update(targets)
+            self._variables(node)
             if q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper():
                 self.a.loss_object_names.update(targets)
             if q and q.startswith(T.METRIC_PREFIX) and q.split(".")[-1][:1].isupper():
@@ -237,6 +239,20 @@ class _Visitor(ast.NodeVisitor):
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.a.estimator_names.update(targets)
         self.generic_visit(node)
+
+    def _is_variable(self, call) -> bool:
+        return isinstance(call, ast.Call) and (self.qualified(call.func) or "").endswith(".Variable")
+
+    def _variables(self, node: ast.Assign):
+        """``step = tf.Variable(0)`` and ``ckpt = tf.train.Checkpoint(step=tf.Variable(1))``."""
+        target = _dotted(node.targets[0]) if len(node.targets) == 1 else None
+        if not target:
+            return
+        if self._is_variable(node.value):
+            self.a.variable_names.add(target)
+        elif (self.qualified(node.value.func) or "").endswith("train.Checkpoint"):
+            self.a.variable_names.update(f"{target}.{kw.arg}" for kw in node.value.keywords
+                                         if kw.arg and self._is_variable(kw.value))
 
     def visit_With(self, node: ast.With):
         for item in node.items:

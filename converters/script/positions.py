@@ -72,8 +72,20 @@ def _anchor_types() -> frozenset:
 
 
 ANCHORS = _anchor_types()
-_BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")
+BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")  # a compound statement's suites
 _AST_NAMES = {"Del": "Delete"}
+
+
+def source_lines(text: str) -> list[str]:
+    """The lines ``ast`` numbers (str.splitlines would also split at \f, \x1c, ...)."""
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def char_column(line: str, byte_col: int) -> int:
+    """An ``ast`` column (UTF-8 bytes into the line) as a character index."""
+    if line.isascii():
+        return byte_col
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
 def _cst_flat(body, out: list, elifs: set) -> None:
@@ -83,7 +95,7 @@ def _cst_flat(body, out: list, elifs: set) -> None:
             out.extend(stmt.body)
             continue
         out.append(stmt)
-        for name in _BLOCKS:
+        for name in BLOCKS:
             part = getattr(stmt, name, None)
             if part is None:
                 continue
@@ -109,7 +121,7 @@ def _cst_suite(suite, out: list, elifs: set) -> None:
 def _ast_flat(body, out: list) -> None:
     for stmt in body:
         out.append(stmt)
-        for name in _BLOCKS:
+        for name in BLOCKS:
             part = getattr(stmt, name, None)
             if not isinstance(part, list):
                 continue
@@ -128,20 +140,16 @@ def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
     _ast_flat(tree.body, theirs)
     if len(mine) != len(theirs):
         return None
-    if "\r" in text:
-        if re.search("\r(?!\n)", text):  # old Mac line ends: ast and LibCST count lines apart
-            return None
-        text = text.replace("\r\n", "\n")
-    lines = text.split("\n")  # ast's lines (str.splitlines also splits at \f, \x1c, ...)
+    if re.search("\r(?!\n)", text):  # old Mac line ends: ast and LibCST count lines apart
+        return None
+    lines = source_lines(text)
     out = {}
     for node, ref in zip(mine, theirs):
         name = type(node).__name__
         if _AST_NAMES.get(name, name) != type(ref).__name__.replace("Async", ""):
             return None
         line_text = lines[ref.lineno - 1] if ref.lineno <= len(lines) else ""
-        col = ref.col_offset
-        if not line_text.isascii():  # ast columns count UTF-8 bytes
-            col = len(line_text.encode("utf-8")[:col].decode("utf-8", "replace"))
+        col = char_column(line_text, ref.col_offset)
         # The enclosing block's indentation: continuation lines and nested blocks repeat it.
         indent = line_text[:len(line_text) - len(line_text.lstrip(" \t\f"))]
         out[node] = (ref.lineno, col, indent, node in elifs, ref)
@@ -151,6 +159,8 @@ def statement_starts(module: cst.Module, tree, text: str) -> dict | None:
 # Calls and lists (most findings point at one) are read off the ``ast`` tree instead: within
 # one statement both trees hold the same calls in the same source order.
 _FROM_AST = {cst.Call: ast.Call, cst.List: ast.List}
+
+
 class Positions:
     """``get(node)``: where an original node starts, like start_positions(), computed on demand.
 
@@ -198,16 +208,12 @@ class Positions:
         if any(len(mine[k]) != len(theirs[a]) for k, a in _FROM_AST.items()):
             return
         if self._lines is None:
-            self._lines = self.text.replace("\r\n", "\n").split("\n")
+            self._lines = source_lines(self.text)
         for kind, akind in _FROM_AST.items():
             refs = sorted(theirs[akind], key=lambda n: (n.lineno, n.col_offset, -n.end_lineno,
                                                          -n.end_col_offset))
             for node, n in zip(mine[kind], refs):
-                col = n.col_offset
-                line = self._lines[n.lineno - 1]
-                if not line.isascii():  # ast columns count UTF-8 bytes
-                    col = len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
-                self.known.setdefault(node, (n.lineno, col))
+                self.known.setdefault(node, (n.lineno, char_column(self._lines[n.lineno - 1], n.col_offset)))
 
     def _generate(self, stmt) -> None:
         self._done.add(stmt)

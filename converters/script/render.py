@@ -21,9 +21,7 @@ from itertools import accumulate
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from converters.script.positions import statement_starts
-
-_BLOCKS = ("body", "handlers", "cases", "orelse", "finalbody")
+from converters.script.positions import BLOCKS, char_column, statement_starts
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ class Verbatim(cst.CSTNode):
 
 def _suites(stmt: cst.CSTNode):
     """The suites of a compound statement, in source order."""
-    for name in _BLOCKS:
+    for name in BLOCKS:
         part = getattr(stmt, name, None)
         if part is None:
             continue
@@ -110,10 +108,7 @@ class _Spans:
             return None
         ref = entry[4]
         line = self.lines[ref.end_lineno - 1]
-        if line.isascii():
-            tail = line[ref.end_col_offset:]
-        else:  # ast columns count UTF-8 bytes
-            tail = line.encode("utf-8")[ref.end_col_offset:].decode("utf-8", "replace")
+        tail = line[char_column(line, ref.end_col_offset):]
         return None if "\\" in tail else ref.end_lineno + 1
 
     def block(self, body, end: int | None) -> None:
@@ -126,7 +121,7 @@ class _Spans:
             if first is not None and stop is not None:
                 self.add(stmt, first, stop)
             if not isinstance(stmt, cst.SimpleStatementLine):
-                suites = [s for s in _suites(stmt)]
+                suites = list(_suites(stmt))
                 for k, suite in enumerate(suites):
                     if isinstance(suite, cst.IndentedBlock):
                         last = k == len(suites) - 1 and stop is not None
@@ -187,7 +182,7 @@ def _swap_block(node, known: dict):
 
 def _swap_compound(stmt, known: dict):
     changes = {}
-    for name in _BLOCKS:
+    for name in BLOCKS:
         part = getattr(stmt, name, None)
         if part is None:
             continue

@@ -64,6 +64,12 @@ class RuleTransform(cst.CSTTransformer):
     def q(self, node: cst.BaseExpression) -> str | None:
         return self.a.q(node)
 
+    def assignment(self, value: cst.CSTNode) -> cst.Assign | None:
+        """The statement being visited, when it is ``target = value`` (``value`` original)."""
+        owner = next((s for s in reversed(self.ctx.positions.stack)
+                      if isinstance(s, cst.BaseSmallStatement)), None)
+        return owner if isinstance(owner, cst.Assign) and owner.value is value else None
+
 
 def guard(stmt: cst.BaseStatement, test: str, why: str = "") -> cst.If:
     """``if test:`` around one statement, keeping its leading comments above the ``if``."""

@@ -2,12 +2,9 @@
 loss is divided by the replicas (the optimizer sums gradients across them)."""
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.analysis import _dotted as _ast_dotted
 from converters.script.names import add_kwarg, code, dotted, expr, find_arg, statements
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.gradient_tape import tape_names
@@ -215,41 +212,13 @@ class VariablesAsNumbers(RuleTransform):
     """``int(ckpt.step)``: created in the strategy's scope, a variable is a MirroredVariable,
     which int() and float() refuse; ``.numpy()`` reads it either way."""
 
-    def __init__(self, ctx, rule_id=""):
-        super().__init__(ctx, rule_id)
-        self.variables = self._variables(ctx.positions.tree)
-
-    def _full(self, node) -> str:
-        name = _ast_dotted(node) or ""
-        head, _, rest = name.partition(".")
-        head = self.a.aliases.get(head, head)
-        return f"{head}.{rest}" if rest else head
-
-    def _variables(self, tree) -> set[str]:
-        """Names (``step``, ``ckpt.step``) bound to a tf.Variable anywhere in the script."""
-        found = set()
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                    and len(node.targets) == 1):
-                continue
-            target, func = _ast_dotted(node.targets[0]), self._full(node.value.func)
-            if not target:
-                continue
-            if func.endswith(".Variable"):
-                found.add(target)
-            elif func.endswith("train.Checkpoint"):
-                found.update(f"{target}.{kw.arg}" for kw in node.value.keywords
-                             if kw.arg and isinstance(kw.value, ast.Call)
-                             and self._full(kw.value.func).endswith(".Variable"))
-        return found
-
     def leave_Call(self, original, updated):
-        if not (self.variables and isinstance(updated.func, cst.Name)
+        if not (self.a.variable_names and isinstance(updated.func, cst.Name)
                 and updated.func.value in ("int", "float") and len(updated.args) == 1):
             return updated
         value = updated.args[0].value
         name = dotted(value)
-        if name not in self.variables:
+        if name not in self.a.variable_names:
             return updated
         self.note(original, f"{name} is read with .numpy(): created in the strategy's scope it is a "
                             f"MirroredVariable, which {updated.func.value}() refuses")

@@ -42,10 +42,8 @@ class Rank0Callbacks(Rank0Guarded):
 
     def leave_Call(self, original, updated):
         if self.q(original.func) in T.FILE_CALLBACKS and not self.guarded:
-            owner = next((s for s in reversed(self.ctx.positions.stack)
-                          if isinstance(s, cst.BaseSmallStatement)), None)
             # ckpt = ModelCheckpoint(...): the name is followed into the lists that use it.
-            if not (isinstance(owner, cst.Assign) and owner.value is original):
+            if self.assignment(original) is None:
                 self.built.append(original)
         return updated
 

@@ -134,9 +134,8 @@ class ChiefSaves(RuleTransform):
         if found is None or calls(found[1].value, "_chief_path"):
             return updated
         if manager:
-            owner = next((s for s in reversed(self.ctx.positions.stack)
-                          if isinstance(s, cst.BaseSmallStatement)), None)
-            if isinstance(owner, cst.Assign) and owner.value is original and len(owner.targets) == 1:
+            owner = self.assignment(original)
+            if owner is not None and len(owner.targets) == 1:
                 target = dotted(owner.targets[0].target)
                 if target:
                     self.managers[target] = code(found[1].value).strip()
