@@ -9,6 +9,7 @@ import libcst as cst
 from converters.script import tables as T
 from converters.script.names import call, calls, code, dotted, expr, find_arg, replace_arg
 from converters.script.transforms.base import Rank0Guarded, RuleTransform, align, guard, guard_all
+from converters.script.transforms.statements import BlockRule
 from converters.script.walk import nodes_of
 
 
@@ -36,7 +37,7 @@ def _mentions(node: cst.CSTNode, name: str) -> int:
     return sum(n.value == name for n in nodes_of(node, cst.Name))
 
 
-class Rank0Saves(Rank0Guarded):
+class Rank0Saves(Rank0Guarded, BlockRule):
     def leave_SimpleStatementLine(self, original, updated):
         if len(updated.body) != 1 or self.guarded:
             return updated
@@ -46,15 +47,6 @@ class Rank0Saves(Rank0Guarded):
             self.note(original, f"{name}(...) runs on rank 0 only")
             return guard(updated, self.ctx.rank0)
         return updated
-
-    # path = manager.save(); print(path): the save and what uses its result, guarded together.
-    def leave_IndentedBlock(self, original, updated):
-        body = self._saves_with_results(original.body, updated.body)
-        return updated if body is None else updated.with_changes(body=body)
-
-    def leave_Module(self, original, updated):
-        body = self._saves_with_results(original.body, updated.body)
-        return updated if body is None else updated.with_changes(body=body)
 
     def _saved_name(self, stmt) -> str | None:
         """``name`` when ``stmt`` is ``name = <a save call>``."""
@@ -77,7 +69,8 @@ class Rank0Saves(Rank0Guarded):
             counts = self._counts = Counter(n.value for n in nodes_of(self.ctx.positions.module, cst.Name))
         return counts[name]
 
-    def _saves_with_results(self, original_body, body):
+    def rewrite(self, original_body, body):
+        """path = manager.save(); print(path): the save and what uses its result, guarded together."""
         if self.guarded:
             return None
         out, changed, i = [], False, 0

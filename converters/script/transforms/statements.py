@@ -1,5 +1,6 @@
-"""A transform that rewrites statement sequences (module and indented blocks) one statement at
-a time, with room to insert statements after one."""
+"""Transforms that rewrite statement sequences (the module and indented blocks): BlockRule, and
+StatementRule, which rewrites them one statement at a time with room to insert statements
+after one."""
 from __future__ import annotations
 
 import libcst as cst
@@ -7,13 +8,27 @@ import libcst as cst
 from converters.script.transforms.base import RuleTransform, align
 
 
-class StatementRule(RuleTransform):
+class BlockRule(RuleTransform):
+    def rewrite(self, original_body, body) -> list | None:
+        """The new statements of a block (``body``, as rules left it), or None to keep it."""
+        raise NotImplementedError
+
+    def leave_IndentedBlock(self, original, updated):
+        new = self.rewrite(original.body, updated.body)
+        return updated.with_changes(body=new) if new is not None else updated
+
+    def leave_Module(self, original, updated):
+        new = self.rewrite(original.body, updated.body)
+        return updated.with_changes(body=new) if new is not None else updated
+
+
+class StatementRule(BlockRule):
     def after(self, original: cst.BaseStatement, stmt: cst.BaseStatement,
               following: cst.BaseStatement | None) -> list[cst.BaseStatement]:
         """Statements to insert after ``stmt`` ([] for none)."""
         return []
 
-    def _rewrite(self, original_body, body):
+    def rewrite(self, original_body, body):
         out = []
         changed = False
         pairs = align(original_body, body, self.ctx.inserted)
@@ -28,11 +43,3 @@ class StatementRule(RuleTransform):
                 out.extend(extra)
                 changed = True
         return out if changed else None
-
-    def leave_IndentedBlock(self, original, updated):
-        new = self._rewrite(original.body, updated.body)
-        return updated.with_changes(body=new) if new is not None else updated
-
-    def leave_Module(self, original, updated):
-        new = self._rewrite(original.body, updated.body)
-        return updated.with_changes(body=new) if new is not None else updated
