@@ -9,14 +9,11 @@ import numpy as np
 import pytest
 import yaml
 
-from bot.config import load_config
-from bot.context import Context
 from bot.dispatch import run_line
+from model_context import REPO, RUNNER, model_context
 from converters.model import jobspec
 from runners.kubernetes.schema import validate as validate_manifest
 
-REPO = Path(__file__).resolve().parents[1]
-RUNNER = os.environ.get("TFDESK_RUNNER_PYTHON") or str(REPO / ".venv-runner" / "bin" / "python")
 FAST = ["--batch", "1,8"]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -32,12 +29,7 @@ def zoo(tmp_path_factory):
 
 @pytest.fixture
 def ctx(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    # Few iterations: these tests check the plumbing, benchmarks/models.py measures speed.
-    (home / "tfdesk.toml").write_text("[models]\niterations = 5\nwarmup = 1\nbudget_s = 1.0\n"
-                                      f"[runner]\npython = \"{RUNNER}\"\n")
-    return Context(load_config({"TFDESK_HOME": str(home)}))
+    return model_context(tmp_path)
 
 
 def convert(ctx, *argv):

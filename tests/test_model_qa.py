@@ -3,16 +3,12 @@ layer, a tf.Module with a named-input serving signature and an op ONNX lacks. Re
 TensorFlow, tf2onnx and ONNX Runtime in the runner env."""
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from bot.config import load_config
-from bot.context import Context
 from bot.dispatch import run_line
+from model_context import RUNNER, model_context
 
-REPO = Path(__file__).resolve().parents[1]
-RUNNER = os.environ.get("TFDESK_RUNNER_PYTHON") or str(REPO / ".venv-runner" / "bin" / "python")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 BUILD = r'''
@@ -68,11 +64,7 @@ def models(tmp_path_factory):
 
 @pytest.fixture
 def ctx(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "tfdesk.toml").write_text("[models]\niterations = 5\nwarmup = 1\nbudget_s = 1.0\n"
-                                      f"[runner]\npython = \"{RUNNER}\"\n")
-    return Context(load_config({"TFDESK_HOME": str(home)}))
+    return model_context(tmp_path)
 
 
 def convert(ctx, path):
