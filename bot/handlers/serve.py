@@ -35,12 +35,13 @@ def choose_mode(config: Config) -> str:
 @command("serve", "run the Slack bot (Socket Mode or HTTP endpoint); the local console "
          "without Slack credentials",
          args=[arg("--port", type=int, default=3000, help="HTTP port (default 3000)"),
-               arg("--host", default="0.0.0.0", help="HTTP address to listen on")],
+               arg("--host", default=None,
+                   help="HTTP address to listen on (default: [slack] bind, else 0.0.0.0)")],
          description="Runs tfdesk for Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise "
                      "the HTTP endpoint /slack/events (and /healthz) verified with "
                      "SLACK_SIGNING_SECRET. With no Slack credentials, the local console.",
          examples=["tfdesk serve", "tfdesk serve --port 8080"], terminal_only=True)
-def serve(ctx, port: int, host: str):
+def serve(ctx, port: int, host: str | None):
     mode = choose_mode(ctx.config)
     if mode == "console":
         from bot.console import console_loop

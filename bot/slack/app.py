@@ -68,7 +68,8 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
     if not socket_mode and not config.slack_signing_secret:
         raise SlackSetupError("SLACK_SIGNING_SECRET is needed for the HTTP endpoint "
                               "(or set SLACK_APP_TOKEN for Socket Mode).")
-    install_redaction()
+    install_redaction(config.slack_signing_secret, config.slack_bot_token,
+                      config.slack_app_token)
     client = make_client(config)
     store = SlackStore(config.state_path)
     messenger = Messenger(client, store)

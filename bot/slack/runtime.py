@@ -8,7 +8,8 @@ import threading
 from bot.config import Config
 from bot.slack.app import SlackBot, build
 from bot.slack.progress import JobPublisher
-from bot.slack.server import make_server, serve_socket_mode, socket_mode_handler
+from bot.slack.server import (DEFAULT_BIND, Limits, make_server, serve_socket_mode,
+                              socket_mode_handler)
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,8 @@ class Runtime:
 
     def _make_server(self, host: str, port: int):
         return make_server(self.bot.app, host, port, self.bot.ack_first, self.bot.pool,
-                           self.config.slack_signing_secret)
+                           self.config.slack_signing_secret,
+                           Limits.from_section(self.config.section("slack")))
 
     def start_socket_mode(self) -> None:
         """Connect over Socket Mode in background threads (tests); ``stop`` disconnects."""
@@ -99,7 +101,7 @@ class Runtime:
             self.engine.close()
 
 
-def run_forever(config: Config, mode: str, host: str, port: int) -> None:
+def run_forever(config: Config, mode: str, host: str | None, port: int) -> None:
     # Acks wait for the GIL behind busy workers after every socket call; a shorter switch
     # interval (default 5 ms) hands it back to them sooner. This process only serves Slack.
     sys.setswitchinterval(float(config.section("slack").get("switch_interval_s", 0.001)))
@@ -110,6 +112,7 @@ def run_forever(config: Config, mode: str, host: str, port: int) -> None:
             log.info("tfdesk connecting to Slack in Socket Mode")
             serve_socket_mode(runtime.bot.app, config.slack_app_token)
         else:
+            host = host or config.section("slack").get("bind") or DEFAULT_BIND
             server = runtime._make_server(host, port)
             runtime.server = server
             log.info("tfdesk Slack endpoint on http://%s:%d/slack/events (health: /healthz)",

@@ -242,7 +242,8 @@ class SlackService:
             if not url:
                 raise uploads.UploadError(f"Slack gave no download link for `{name}`.")
             uploads.download(url, self.config.slack_bot_token or "", dest, name, kind,
-                             uploads.limit_for(kind, self.model_limit))
+                             uploads.limit_for(kind, self.model_limit),
+                             allowed_hosts=uploads.file_hosts(self.config.slack_api_url))
             # Which file in the folder is the user's, for the buttons later.
             (dest.parent / "upload.json").write_text(json.dumps(
                 {"name": dest.name, "slack_name": name, "user": where.user}), encoding="utf-8")

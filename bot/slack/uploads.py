@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -109,9 +110,39 @@ def safe_name(name: str) -> str:
     return base or "upload"
 
 
+# Where the bot token may be sent: Slack's file host, over HTTPS.
+SLACK_FILE_HOSTS = (("https", "files.slack.com", 443),)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:  # a port that is not a number
+        port = None
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def file_hosts(api_url: str | None) -> tuple[tuple[str, str, int | None], ...]:
+    """Slack's file host, plus the host serving the Web API when ``SLACK_API_URL`` points
+    elsewhere (Enterprise Grid proxies, the local stand-in in tests)."""
+    return SLACK_FILE_HOSTS + ((_origin(api_url),) if api_url else ())
+
+
+def check_download_url(url: str, name: str, allowed) -> None:
+    """The token goes only to Slack's own file host: an event can name any URL, and an
+    attacker's host would receive the bot token with the request."""
+    if _origin(url) not in allowed:
+        raise UploadError(f"`{name}`: the download link does not point at Slack's file host "
+                          f"({urlsplit(url).hostname or 'no host'}); not downloaded.")
+
+
 def download(url: str, token: str, dest: Path, name: str, kind: FileKind, limit: int,
-             timeout: float = 60.0) -> Path:
-    """Stream ``url`` to ``dest`` with the bot token; partial files never stay behind."""
+             timeout: float = 60.0, allowed_hosts=SLACK_FILE_HOSTS) -> Path:
+    """Stream ``url`` to ``dest`` with the bot token; partial files never stay behind.
+    A redirect elsewhere is followed without the token (httpx drops ``Authorization`` when
+    the origin changes), so it yields Slack's sign-in page, which is refused."""
+    check_download_url(url, name, allowed_hosts)
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
     total = 0
