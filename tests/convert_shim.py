@@ -87,9 +87,16 @@ tf.compat.v1.Session.close = _track_session
 
 def run(script: str, out: str, argv: list[str]) -> None:
     MODELS.clear(), ESTIMATORS.clear(), GRAPH_VALUES.clear()
+    script = os.path.abspath(script)
+    probe = None
+    if os.environ.get("TFDESK_PROBE_OUT"):  # the equivalence check (see convert_probe.py)
+        import convert_probe as probe
+        probe.install(script)
     sys.argv = [script, *argv]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    sys.path.insert(0, os.path.dirname(script))
     runpy.run_path(script, run_name="__main__")
+    if probe is not None:
+        probe.dump()
     weights = dict(GRAPH_VALUES)
     for i, model in enumerate(MODELS):
         for j, v in enumerate(model.weights):
