@@ -18,10 +18,13 @@ venv: $(VENV)/.installed
 system-deps:
 	bash scripts/system_deps.sh
 
-# Where converted scripts, training and model conversion run: TF 2.15.1 + Horovod (gloo),
-# tf2onnx, ONNX Runtime. Separate from the bot's environment, which never imports TensorFlow.
+# Where converted scripts, training and model conversion run, two runtimes side by side:
+# TF 2.15.1 + Horovod (gloo) with Keras 2, and TF 2.21 with Keras 3 (tf.distribute, Keras 3
+# models); both with tf2onnx and ONNX Runtime. Separate from the bot's environment, which never
+# imports TensorFlow. Each is cached: a second run returns at once.
 runner-env: system-deps
 	bash scripts/build_runner_env.sh .venv-runner
+	bash scripts/build_runner_env_keras3.sh .venv-runner-tf221
 
 # The KB is built from the compact extract shipped in the repo (seconds, no downloads).
 kb: venv

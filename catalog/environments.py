@@ -3,6 +3,8 @@ for Kubernetes), with the versions that decide which scripts and models they can
 from __future__ import annotations
 
 import sqlite3
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -17,6 +19,13 @@ KIND = "environment"
 DEFAULT_NAME = "runner"
 # What scripts/build_runner_env.sh installs; the default environment describes it.
 RUNNER_VERSIONS = {"tf_version": "2.15.1", "keras_version": "2.15.0", "horovod_version": "0.28.1"}
+RUNNER_DESCRIPTION = ("the local runner environment (TensorFlow, Horovod with gloo, tf2onnx, "
+                      "ONNX Runtime)")
+# The second runtime, scripts/build_runner_env_keras3.sh: newest TensorFlow with Keras 3.
+KERAS3_NAME = "runner-tf221"
+KERAS3_VERSIONS = {"tf_version": "2.21.0", "keras_version": "", "horovod_version": ""}
+KERAS3_DESCRIPTION = ("the local Keras 3 runtime (TensorFlow 2.21, no Horovod): tf.distribute "
+                      "jobs and models saved with Keras 3")
 IMAGE_RE = r"[a-z0-9]([a-z0-9._/-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9._-]+)*(:[A-Za-z0-9._-]{1,128})?(@sha256:[a-f0-9]{64})?"
 
 
@@ -46,6 +55,12 @@ def add(conn: sqlite3.Connection, name: str, owner: str, kind: str = "image", im
             raise InvalidInput(f"{image!r} is not a valid container image reference")
     if kind == "local" and not python:
         raise InvalidInput("a local environment needs --python (the interpreter to run jobs with)")
+    if kind == "local" and not (tf_version or keras_version or horovod_version) and \
+            Path(python).exists():
+        found = probe(python)  # recorded once, so choosing a runtime never runs interpreters
+        tf_version, keras_version, horovod_version = (
+            found.get("tf_version", ""), found.get("keras_version", ""),
+            found.get("horovod_version", ""))
     versions = {"tf_version": _check_version(tf_version, "TensorFlow version"),
                 "keras_version": _check_version(keras_version, "Keras version"),
                 "horovod_version": _check_version(horovod_version, "Horovod version")}
@@ -65,16 +80,73 @@ def add(conn: sqlite3.Connection, name: str, owner: str, kind: str = "image", im
     return get(conn, name)
 
 
+def probe(python: str) -> dict[str, str]:
+    """The TensorFlow, Keras and Horovod versions an interpreter holds: from the versions.json
+    the build scripts write next to it, else by asking it once (importing nothing heavy:
+    package metadata only). Empty values for what it lacks; {} when it cannot be run."""
+    return dict(_probe(str(python)))
+
+
+@lru_cache(maxsize=16)
+def _probe(python: str) -> tuple:
+    import json
+    import subprocess
+    root = Path(python).parent.parent
+    try:
+        data = json.loads((root / "versions.json").read_text())
+    except (OSError, ValueError):
+        code = ("import json\nfrom importlib import metadata as m\n"
+                "def v(*names):\n"
+                "    for n in names:\n"
+                "        try:\n            return m.version(n)\n"
+                "        except m.PackageNotFoundError:\n            pass\n"
+                "    return ''\n"
+                "print(json.dumps({'tf_version': v('tensorflow', 'tensorflow-cpu', 'tensorflow-gpu'),"
+                " 'keras_version': v('keras', 'tf-keras'), 'horovod_version': v('horovod')}))")
+        try:
+            out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+            data = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else {}
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            data = {}
+    return tuple(sorted((k, str(data.get(k) or "")) for k in
+                        ("tf_version", "keras_version", "horovod_version") if k in data))
+
+
+def ensure_builtin(conn: sqlite3.Connection, runtimes: list[dict[str, str]]) -> None:
+    """Register the runtimes tfdesk builds (``make runner-env``) once each, with the versions
+    their interpreters report. The first is the default unless another was chosen. One whose
+    interpreter is missing is registered when it appears (the Keras 2 runner always, with the
+    versions its build script installs, as before)."""
+    for i, rt in enumerate(runtimes):
+        name, python = rt["name"], str(rt["python"])
+        if conn.execute("SELECT 1 FROM catalog_environments WHERE name = ?", (name,)).fetchone():
+            continue
+        exists = Path(python).exists()
+        if not exists and name != DEFAULT_NAME:
+            continue
+        versions = probe(python) if exists else {}
+        if not versions.get("tf_version"):
+            versions = dict(rt.get("versions") or {})
+        has_default = conn.execute(
+            "SELECT 1 FROM catalog_environments WHERE is_default = 1").fetchone() is not None
+        try:
+            add(conn, name, owner="tfdesk", kind="local", python=python,
+                description=rt.get("description", ""), default=i == 0 and not has_default,
+                tags=rt.get("tags"), **{k: versions.get(k, "") for k in RUNNER_VERSIONS})
+        except Duplicate:  # another process registered it meanwhile
+            pass
+
+
 def ensure_default(conn: sqlite3.Connection, python: str) -> None:
     """The runner environment is always there and is the default unless another was chosen."""
-    if conn.execute("SELECT 1 FROM catalog_environments WHERE name = ?",
-                    (DEFAULT_NAME,)).fetchone():
-        return
-    has_default = conn.execute(
-        "SELECT 1 FROM catalog_environments WHERE is_default = 1").fetchone() is not None
-    add(conn, DEFAULT_NAME, owner="tfdesk", kind="local", python=python,
-        description="the local runner environment (TensorFlow, Horovod with gloo, tf2onnx, "
-                    "ONNX Runtime)", default=not has_default, **RUNNER_VERSIONS)
+    ensure_builtin(conn, [{"name": DEFAULT_NAME, "python": python, "versions": RUNNER_VERSIONS,
+                           "description": RUNNER_DESCRIPTION}])
+
+
+def records(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every environment, as the job engine takes them (plain dicts, tags included)."""
+    rows = conn.execute("SELECT * FROM catalog_environments ORDER BY id").fetchall()
+    return _dicts(conn, rows)
 
 
 def _row(conn, name: str) -> sqlite3.Row:

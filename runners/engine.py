@@ -44,6 +44,9 @@ class EngineConfig:
     follow: bool = True             # follow running jobs in threads (live metrics, auto-finish)
     poll_s: float = 0.2             # how often a local job's log is read while it runs
     schedule_s: float = 2.0         # how often queued jobs are re-checked (work of other engines)
+    # The catalog's environments as plain dicts (runners/runtimes.py); None: every job runs
+    # with runner_python and no runtime is chosen.
+    environments: Callable[[], list[dict[str, Any]]] | None = None
 
 
 Subscriber = Callable[[Event], None]
@@ -84,11 +87,12 @@ class Engine:
             if k.k8s_manifests is None:
                 raise JobError(f"{kind} jobs run only locally")
             self.kubernetes()  # fails now, clearly, when the cluster is not configured
+        runtime, why = self.runtime(kind, spec, backend)  # refused here when nothing fits
         # Prepare in a scratch directory first: bad input is refused before a job exists.
         scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = k.prepare(dict(spec), scratch, self.env)
+            stored = self._prepare(k, spec, scratch, runtime, why)
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
@@ -98,17 +102,48 @@ class Engine:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         self._publish(ev)
+        if why:
+            self._publish(self.store.append_event(Event(job.id, "info", f"environment: {why}",
+                                                        {"runtime": stored.get("runtime")})))
         self.schedule()
         return self.store.get(job.id)
+
+    def runtime(self, kind: str, spec: dict[str, Any], backend: str = "local"):
+        """(environment or None, why) for a job: the one named (``spec["environment"]``), else
+        the one that fits what the work needs; raises JobError when none fits."""
+        from runners.runtimes import Needs, choose
+        if self.config.environments is None:
+            if spec.get("environment"):
+                raise JobError("this tfdesk has no catalog of environments, so --env cannot "
+                               "be obeyed")
+            return None, ""
+        k = get_kind(kind)
+        needs = k.needs(spec) if k.needs else Needs()
+        return choose(self.config.environments(), needs, backend, spec.get("environment"))
+
+    def _prepare(self, k: JobKind, spec: dict, workdir: Path, runtime, why: str) -> dict:
+        from runners.runtimes import summary
+        spec = {key: v for key, v in spec.items() if key != "environment"}
+        stored = k.prepare(spec, workdir, self.runner_env(summary(runtime)))
+        if why:
+            stored["runtime"], stored["runtime_why"] = summary(runtime), why
+        return stored
+
+    def runner_env(self, runtime: dict[str, Any] | None) -> RunnerEnv:
+        """The interpreter a local job runs with: its environment's, else the configured one."""
+        if runtime and runtime.get("kind") == "local" and runtime.get("python"):
+            return RunnerEnv(Path(runtime["python"]))
+        return self.env
 
     def dry_run(self, kind: str, spec: dict[str, Any], backend: str = "local") -> dict[str, Any]:
         """What ``submit`` would run, without running it: the local command lines, or the
         validated Kubernetes manifests as YAML."""
         k = get_kind(kind)
+        runtime, why = self.runtime(kind, spec, backend)
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = k.prepare(dict(spec), scratch, self.env)
+            stored = self._prepare(k, spec, scratch, runtime, why)
             if backend == "kubernetes":
                 if k.k8s_manifests is None:
                     raise JobError(f"{kind} jobs run only locally")
@@ -117,10 +152,14 @@ class Engine:
                 import json
                 manifests = json.loads(json.dumps(plan.manifests))  # no YAML anchors for shared parts
                 text = yaml.safe_dump_all(manifests, sort_keys=False)
+                if why:
+                    text = f"# environment: {why}\n" + text
                 return {"backend": backend, "spec": stored, "manifests": plan.manifests, "text": text}
-            procs = k.local_plan(stored, scratch, self.env).procs
+            procs = k.local_plan(stored, scratch, self.runner_env(stored.get("runtime"))).procs
             import shlex
             text = "\n".join(shlex.join(p.argv) for p in procs)
+            if why:
+                text = f"# environment: {why}\n" + text
             return {"backend": backend, "spec": stored, "commands": [p.argv for p in procs], "text": text}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -259,7 +298,7 @@ class Engine:
             if job.backend == "kubernetes":
                 handle = self.kubernetes().start(self, job, kind)
             else:
-                plan = kind.local_plan(job.spec, Path(job.workdir), self.env)
+                plan = kind.local_plan(job.spec, Path(job.workdir), self.runner_env(job.spec.get("runtime")))
                 handle = self.local.start(job.id, Path(job.workdir), plan, job.spec.get("timeout"))
         except Exception as exc:  # noqa: BLE001 - a job that cannot start fails with the reason
             reason = str(exc) if getattr(exc, "user_facing", False) else f"{type(exc).__name__}: {exc}"

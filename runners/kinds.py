@@ -67,6 +67,9 @@ class JobKind:
     k8s_manifests: Callable[..., K8sPlan] | None = None
     # A one-line summary for listings, e.g. "train.py, 2 workers, horovod".
     describe: Callable[[dict], str] = lambda spec: ""
+    # What the work needs of its runtime (runners/runtimes.py Needs), from the submitted spec,
+    # read statically; None: anything fits.
+    needs: Callable[[dict], Any] | None = None
 
 
 KINDS: dict[str, JobKind] = {}

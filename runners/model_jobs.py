@@ -34,12 +34,17 @@ def describe(spec: dict) -> str:
     return f"{spec.get('name')} -> {spec.get('target')} {spec.get('precision')}"
 
 
-CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"),
+def _needs(spec: dict):
+    from runners.needs import model_needs
+    return model_needs(spec)
+
+
+CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"), needs=_needs,
                                 local_plan=local_plan, describe=describe,
                                 collect_artifacts=jobspec.artifacts))
-INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan,
+INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan, needs=_needs,
                               describe=describe, collect_artifacts=jobspec.artifacts))
-EVALUATE = register_kind(JobKind(name="evaluate", prepare=_prepare("evaluate"),
+EVALUATE = register_kind(JobKind(name="evaluate", prepare=_prepare("evaluate"), needs=_needs,
                                  local_plan=local_plan, describe=describe,
                                  collect_artifacts=jobspec.artifacts))
 

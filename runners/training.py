@@ -165,5 +165,10 @@ def k8s_manifests(job_id: str, spec: dict, workdir: Path, settings):
     return training_plan(job_id, spec, (workdir / spec["script"]).read_text(encoding="utf-8"), settings)
 
 
+def _needs(spec: dict):
+    from runners.needs import train_needs
+    return train_needs(spec)
+
+
 TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,
-                              k8s_manifests=k8s_manifests, describe=describe))
+                              k8s_manifests=k8s_manifests, describe=describe, needs=_needs))

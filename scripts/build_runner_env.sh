@@ -14,6 +14,8 @@ PYVER=$($PYTHON -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1
 CACHE="${TFDESK_WHEEL_CACHE:-$HOME/.cache/tfdesk/wheels}/horovod-$HVD_VERSION-tf$TF_VERSION-py$PYVER"
 
 if [ -f "$RUNNER/.installed" ] && [ "$(cat "$RUNNER/.installed")" = "tf$TF_VERSION-hvd$HVD_VERSION" ]; then
+  # Environments built before versions.json existed get it without a rebuild.
+  [ -f "$RUNNER/versions.json" ] || "$RUNNER/bin/python" "$(dirname "$0")/runner_versions.py" > "$RUNNER/versions.json"
   exit 0
 fi
 rm -rf "$RUNNER"
@@ -34,4 +36,5 @@ $PIP install -q --no-deps "$CACHE"/horovod-*.whl
 # Horovod's own runtime dependencies (installed without --no-deps they would pull newer numpy).
 $PIP install -q "numpy<2" "protobuf<5" cloudpickle psutil pyyaml packaging
 $RUNNER/bin/python -c "import tensorflow as tf, horovod.tensorflow as hvd; print('runner env: TF', tf.__version__)"
+"$RUNNER/bin/python" "$(dirname "$0")/runner_versions.py" > "$RUNNER/versions.json"
 echo "tf$TF_VERSION-hvd$HVD_VERSION" > "$RUNNER/.installed"

@@ -53,7 +53,8 @@ def test_add_list_show_delete_with_filters_and_json(ctx, tmp_path):
     r = run(ctx, "models show cnn")
     assert not r.ok and "no model 'cnn'" in r.text
     r = run(ctx, "environments list --json")
-    assert r.data["environments"][0]["python"] == "/runner/python"
+    by_name = {e["name"]: e for e in r.data["environments"]}
+    assert by_name["runner"]["python"] == "/runner/python" and by_name["runner"]["default"]
     assert run(ctx, "environments match --tf 2.15 --horovod").data["environment"]["name"] == "runner"
     r = run(ctx, "components add hvd --kind train --param workers=2 --param convert=horovod")
     assert r.data["component"]["params"] == {"workers": 2, "convert": "horovod"}

@@ -48,12 +48,13 @@ group("catalog", "export and import the whole catalog")
 
 
 def db(ctx: Context):
+    from bot.runtimes import builtin_runtimes
     from catalog import environments
     from catalog.store import open_db
 
     def make():
         conn = open_db(ctx.config.state_path)
-        environments.ensure_default(conn, runner_python(ctx))
+        environments.ensure_builtin(conn, builtin_runtimes(ctx.config))
         return conn
     return ctx.cached("catalog_db", make)
 

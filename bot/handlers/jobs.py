@@ -13,6 +13,7 @@ STATE_ICON = {"queued": "…", "starting": "▸", "running": "▶", "succeeded":
 
 
 def engine_config(config):
+    from bot.runtimes import environments_provider
     from runners.engine import EngineConfig, default_runner_python
     runner = config.section("runner")
     jobs = config.section("jobs")
@@ -26,6 +27,7 @@ def engine_config(config):
         per_owner=int(jobs.get("per_owner", jobs.get("local_workers", 2))),
         kubernetes=config.section("kubernetes"),
         grace_s=float(jobs.get("grace_s", 10)),
+        environments=environments_provider(config),
     )
 
 
@@ -91,16 +93,18 @@ def _progress_subscriber(ctx, job_id):
                arg("--epochs", type=int, help="passed to the script as TFDESK_EPOCHS"),
                arg("--timeout", type=float, help="wall-clock limit in seconds"),
                arg("--tf-version", help="TensorFlow version the script needs (picks the image)"),
+               arg("--env", dest="environment", help="the catalog environment to run in "
+                   "(default: the one that fits the script; see 'tfdesk environments list')"),
                arg("--wait", action="store_true", help="wait for the end, showing progress"),
                arg("--dry-run", action="store_true", help="show what would run (Kubernetes: manifests)")],
          examples=["tfdesk train train.py --workers 2", "tfdesk train train.py --workers 4 "
                    "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True)
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
-          wait, dry_run):
+          environment, wait, dry_run):
     engine = get_engine(ctx)
     spec = {"script_path": str(Path(script).expanduser().resolve()), "workers": workers,
             "gpus_per_worker": gpus_per_worker, "convert": convert, "epochs": epochs,
-            "timeout": timeout, "tf_version": tf_version}
+            "timeout": timeout, "tf_version": tf_version, "environment": environment}
     if dry_run:
         plan = engine.dry_run("train", spec, backend)
         return Reply(text=plan["text"], data=plan)
@@ -113,7 +117,8 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
             engine.unsubscribe(token)
         return _job_reply(engine, job.id, judge=True)
     d = _summary(engine, job)
-    return Reply(text=f"started job {job.id} ({d['summary']}) on {backend}: {job.state}\n"
+    where = f"\nenvironment: {job.spec['runtime_why']}" if job.spec.get("runtime_why") else ""
+    return Reply(text=f"started job {job.id} ({d['summary']}) on {backend}: {job.state}{where}\n"
                       f"follow it with: tfdesk logs {job.id} --follow", data=d)
 
 
@@ -142,7 +147,10 @@ def _job_reply(engine, job_id, judge=False):
     d["metrics"] = engine.metrics(job_id)
     d["artifacts"] = engine.artifacts(job_id)
     lines = [_line(d), f"  owner {job.owner}  workdir {job.workdir}",
-             "  spec: " + ", ".join(f"{k}={v}" for k, v in job.spec.items() if v not in (None, [], ""))]
+             "  spec: " + ", ".join(f"{k}={v}" for k, v in job.spec.items()
+                                 if v not in (None, [], "") and k not in ("runtime", "runtime_why"))]
+    if job.spec.get("runtime_why"):
+        lines.append(f"  environment: {job.spec['runtime_why']}")
     if job.reason:
         lines.append(f"  reason: {job.reason}")
     lines.append("  events:")

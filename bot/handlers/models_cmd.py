@@ -44,6 +44,7 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
     if engine is None:  # fallback: same worker, in the foreground
         workdir = ctx.config.home / "models" / jobspec.new_id()
         workdir.mkdir(parents=True)
+        spec.pop("environment", None)  # no engine: the configured runner only
         stored = jobspec.prepare({**spec, "mode": MODES[kind]}, workdir, _runner_python(ctx),
                                  settings)
         report = jobspec.run_foreground(workdir, _runner_python(ctx), ctx.report)
@@ -51,7 +52,8 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
     job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
                         reply_to=ctx.reply_to, backend=backend)
     if detach or ctx.reply_to.get("kind") == "slack":
-        return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}); the report "
+        env = f" in {job.spec['runtime']['name']}" if job.spec.get("runtime") else ""
+        return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}){env}; the report "
                           f"comes back here when it is done. Follow it: tfdesk logs {job.id} --follow",
                      data={"job": job.to_dict()})
 
@@ -90,6 +92,8 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
         if (workdir / name).is_file():
             files.append(workdir / name)
     text = summary(report) + f"\nreport: {workdir / 'report.json'}{where}"
+    if job is not None and job.spec.get("runtime_why"):
+        text += f"\nenvironment: {job.spec['runtime_why']}"
     if report.get("artifacts"):
         text += "\nartifacts: " + ", ".join(report["artifacts"])
     ok = report.get("status") != "validation_failed"
@@ -115,15 +119,18 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
                arg("--input", path=True, help="validation samples (.npz keyed by input name, or .npy)"),
                arg("--signature", default="serving_default", help="SavedModel signature"),
                arg("--opset", type=int, help="ONNX opset (default 17)"),
+               arg("--env", dest="environment", help="the catalog environment to run in "
+                   "(default: the one that fits the model)"),
                arg("--detach", action="store_true", help="start the job and return at once")],
          examples=["tfdesk convert-model ./my_model", "tfdesk convert-model model.keras --to "
                    "tensorrt --precision fp16", "tfdesk convert-model model.zip --precision int8 "
                    "--calibration samples.npz"], slow=True)
 def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
-                  signature, opset, detach):
+                  signature, opset, environment, detach):
     spec = {"model": str(Path(model).expanduser().resolve()), "target": target,
             "precision": precision, "calibration": calibration, "tolerance": tolerance,
-            "batch": batch, "input": input, "signature": signature, "opset": opset}
+            "batch": batch, "input": input, "signature": signature, "opset": opset,
+            "environment": environment}
     return _run(ctx, "convert-model", spec, "local", detach)
 
 
@@ -135,15 +142,18 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
                    "predictions are written to predictions.npz"),
                arg("--signature", default="serving_default", help="SavedModel signature"),
                arg("--gpus", type=int, default=1, help="GPUs for the Kubernetes Job (default 1)"),
+               arg("--env", dest="environment", help="the catalog environment to run in "
+                   "(default: the one that fits the model)"),
                arg("--detach", action="store_true", help="start the job and return at once"),
                arg("--dry-run", action="store_true",
                    help="show what would run (Kubernetes: the manifests)")],
          examples=["tfdesk infer ./my_model --batch 1,32", "tfdesk infer model.onnx --input x.npz",
                    "tfdesk infer /mnt/models/resnet --backend kubernetes --dry-run"],
          slow=True)
-def infer(ctx, model, batch, backend, input, signature, gpus, detach, dry_run):  # noqa: A002
+def infer(ctx, model, batch, backend, input, signature, gpus, environment, detach,  # noqa: A002
+          dry_run):
     spec = {"model": str(Path(model).expanduser().resolve()), "batch": batch, "input": input,
-            "signature": signature, "gpus": gpus}
+            "signature": signature, "gpus": gpus, "environment": environment}
     if dry_run:
         engine = _engine(ctx)
         plan = engine.dry_run("infer", {**spec, "settings": ctx.config.section("models")}, backend)
@@ -167,6 +177,8 @@ def infer(ctx, model, batch, backend, input, signature, gpus, detach, dry_run): 
                arg("--tolerance", help="agreement tolerance for numeric outputs: 1e-3 (atol) or "
                    "atol=1e-3,rtol=1e-2 (default atol=1e-4,rtol=1e-3)"),
                arg("--signature", default="serving_default", help="SavedModel signature"),
+               arg("--env", dest="environment", help="the catalog environment to run in "
+                   "(default: the one that fits the model)"),
                arg("--detach", action="store_true", help="start the job and return at once")],
          examples=["tfdesk evaluate ./my_model --data test.npz",
                    "tfdesk evaluate ./my_model --data test.csv --against "
@@ -174,10 +186,11 @@ def infer(ctx, model, batch, backend, input, signature, gpus, detach, dry_run): 
                    "tfdesk evaluate model.keras --data test.tfrecord --metrics accuracy,top5"],
          slow=True)
 def evaluate(ctx, model, data, metrics, against, label, output, tolerance, signature,  # noqa: PLR0913
-             detach):
+             environment, detach):
     from converters.model import metrics as metric_rules
     metric_rules.parse(metrics)  # unknown names answer at once, before any job
     spec = {"model": str(Path(model).expanduser().resolve()), "data": data, "metrics": metrics,
             "against": str(Path(against).expanduser().resolve()) if against else None,
-            "label": label, "output": output, "tolerance": tolerance, "signature": signature}
+            "label": label, "output": output, "tolerance": tolerance, "signature": signature,
+            "environment": environment}
     return _run(ctx, "evaluate", spec, "local", detach)

@@ -1,0 +1,168 @@
+"""Runtimes as catalog environments: what a job needs (read statically), which environment it
+gets and why, refusals before anything starts, and --env / 'environments default' obeyed."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from jobs_helpers import make_engine, write
+from runners.models import JobError
+from runners.needs import script_needs
+from runners.runtimes import Needs, choose
+
+K3_LOOP = """
+import tensorflow as tf
+import keras
+model = keras.Sequential([keras.layers.Dense(1)])
+optimizer = keras.optimizers.SGD(0.1)
+for x, y in [(1, 2)]:
+    with tf.GradientTape() as tape:
+        loss = model(x)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply(grads, model.trainable_variables)
+"""
+K3_FIT = """
+import keras
+class M(keras.Model):
+    def train_step(self, data):
+        return super().train_step(data)
+model = M()
+model.compile(optimizer="sgd", loss="mse")
+model.fit([1], [2])
+print(keras.ops.sum([1.0]))
+"""
+TFK_FIT = """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit([1], [2])
+"""
+HVD = "import horovod.tensorflow.keras as hvd\nhvd.init()\n"
+
+
+def _envs(tmp_path: Path):
+    py = Path(sys.executable)
+    return [
+        {"name": "runner", "kind": "local", "python": str(py), "tf_version": "2.15.1",
+         "keras_version": "2.15.0", "horovod_version": "0.28.1", "default": True, "tags": []},
+        {"name": "runner-tf221", "kind": "local", "python": str(py), "tf_version": "2.21.0",
+         "keras_version": "3.15.1", "horovod_version": "", "default": False, "tags": []},
+        {"name": "gone", "kind": "local", "python": str(tmp_path / "nope" / "python"),
+         "tf_version": "2.30.0", "keras_version": "", "horovod_version": "", "default": False,
+         "tags": []},
+        {"name": "k8s-tf221", "kind": "image", "image": "tensorflow/tensorflow:2.21.0",
+         "python": "", "tf_version": "2.21.0", "keras_version": "3.15.1", "horovod_version": "",
+         "default": False, "tags": []},
+    ]
+
+
+def test_needs_are_read_from_the_script():
+    loop = script_needs(K3_LOOP, "tf-distribute")
+    assert [n.tf for n in loop.items] == [">=2.16"]
+    assert "optimizer.apply(), line 10" in loop.describe()
+    fit = script_needs(TFK_FIT, "tf-distribute")
+    assert [n.tf for n in fit.items] == ["<2.16"] and "fit() (line 5)" in fit.describe()
+    assert script_needs(TFK_FIT, "python").items == []
+    hvd = script_needs(HVD, "horovod")
+    assert hvd.horovod and [n.tf for n in hvd.items] == ["<2.16"]
+    assert [n.tf for n in script_needs("# requires tensorflow==2.21\n", "python").items] == \
+        ["==2.21.*"]
+
+
+def test_choice_says_why(tmp_path):
+    envs = _envs(tmp_path)
+    env, why = choose(envs, Needs(), "local")
+    assert env["name"] == "runner" and why.startswith("the default environment runner")
+    env, why = choose(envs, script_needs(K3_LOOP, "tf-distribute"), "local")
+    assert env["name"] == "runner-tf221"  # "gone" is newer but its interpreter is missing
+    assert "uses Keras 3 APIs" in why and "the default runner does not fit" in why
+    env, why = choose(envs, script_needs(HVD, "horovod"), "local")
+    assert env["name"] == "runner" and "Horovod" in why
+    env, why = choose(envs, script_needs(K3_LOOP, "tf-distribute"), "kubernetes")
+    assert env["name"] == "k8s-tf221"
+    env, why = choose([e for e in envs if e["kind"] == "local"], Needs(), "kubernetes")
+    assert env is None and "[kubernetes]" in why
+
+
+def test_refusals_name_the_reason(tmp_path):
+    envs = _envs(tmp_path)
+    with pytest.raises(JobError) as e:
+        choose(envs, script_needs(K3_FIT, "tf-distribute"), "local")
+    assert "keras-team/keras#20585" in str(e.value) and "custom training loop" in str(e.value)
+    with pytest.raises(JobError) as e:
+        choose(envs, script_needs(K3_LOOP, "horovod"), "local")
+    assert "--to tf-distribute" in str(e.value) and "Keras 2" in str(e.value)
+    with pytest.raises(JobError, match="environment 'runner' cannot run this job: it has "
+                                       "TensorFlow 2.15.1"):
+        choose(envs, script_needs(K3_LOOP, "tf-distribute"), "local", named="runner")
+    with pytest.raises(JobError, match="is an image; it runs jobs with --backend kubernetes"):
+        choose(envs, Needs(), "local", named="k8s-tf221")
+    with pytest.raises(JobError, match="no environment named 'nope'"):
+        choose(envs, Needs(), "local", named="nope")
+    with pytest.raises(JobError) as e:
+        choose(envs[:1], script_needs(K3_LOOP, "python"), "local")
+    assert "runner: it has TensorFlow 2.15.1" in str(e.value)
+
+
+def test_engine_refuses_before_a_job_exists_and_records_the_choice(tmp_path):
+    envs = _envs(tmp_path)
+    eng = make_engine(tmp_path / "home", environments=lambda: envs, follow=False)
+    try:
+        with pytest.raises(JobError, match="20585"):
+            eng.submit("train", {"script_source": K3_FIT, "workers": 2,
+                                 "convert": "tf-distribute"})
+        assert eng.list() == []
+        plan = eng.dry_run("train", {"script_source": K3_LOOP, "workers": 1})
+        assert plan["spec"]["runtime"]["name"] == "runner-tf221"
+        assert plan["text"].startswith("# environment: picked runner-tf221")
+        job = eng.submit("train", {"script_source": "print(1)\n", "environment": "runner-tf221"})
+        assert job.spec["runtime"]["name"] == "runner-tf221" and "as asked" in job.spec["runtime_why"]
+        assert any(e.message.startswith("environment: environment runner-tf221")
+                   for e in eng.events(job.id))
+    finally:
+        eng.close()
+
+
+def _ctx(tmp_path, monkeypatch, toml: str = ""):
+    from bot.config import load_config
+    from bot.context import Context
+    home = tmp_path / "home"
+    home.mkdir()
+    k3 = tmp_path / "k3" / "bin"
+    k3.mkdir(parents=True)
+    (k3 / "python").symlink_to(sys.executable)
+    (tmp_path / "k3" / "versions.json").write_text(
+        '{"tf_version": "2.21.0", "keras_version": "3.15.1", "horovod_version": ""}')
+    (home / "tfdesk.toml").write_text(f'[runner]\npython = "{sys.executable}"\n'
+                                      f'keras3_python = "{k3 / "python"}"\n' + toml)
+    monkeypatch.setenv("TFDESK_HOME", str(home))
+    return Context(config=load_config())
+
+
+def test_cli_registers_both_runtimes_picks_and_obeys_default(tmp_path, monkeypatch):
+    from bot.dispatch import run_line
+    ctx = _ctx(tmp_path, monkeypatch)
+    loop = write(tmp_path / "loop.py", K3_LOOP)
+    plain = write(tmp_path / "plain.py", "print('hello')\n")
+    try:
+        _, r = run_line(ctx, "environments list --json")
+        got = {e["name"]: e for e in r.data["environments"]}
+        assert got["runner-tf221"]["tf_version"] == "2.21.0"  # read from versions.json
+        assert got["runner-tf221"]["keras_version"] == "3.15.1" and got["runner"]["default"]
+        _, r = run_line(ctx, f"train {loop} --dry-run")
+        assert r.ok and "# environment: picked runner-tf221" in r.text
+        _, r = run_line(ctx, f"train {plain} --dry-run")
+        assert "the default environment runner " in r.text
+        _, r = run_line(ctx, "environments default runner-tf221")
+        assert r.ok
+        _, r = run_line(ctx, f"train {plain} --dry-run")
+        assert "the default environment runner-tf221" in r.text
+        _, r = run_line(ctx, f"train {plain} --env runner --dry-run")
+        assert "environment runner (TF 2.15.1" in r.text and "as asked" in r.text
+        _, r = run_line(ctx, f"train {loop} --env runner --dry-run")
+        assert not r.ok and "cannot run this job: it has TensorFlow 2.15.1" in r.text
+    finally:
+        if "jobs.engine" in ctx._cache:
+            ctx._cache["jobs.engine"].close()
