@@ -87,12 +87,12 @@ class Engine:
             if k.k8s_manifests is None:
                 raise JobError(f"{kind} jobs run only locally")
             self.kubernetes()  # fails now, clearly, when the cluster is not configured
-        runtime, why = self.runtime(kind, spec, backend)  # refused here when nothing fits
+        runtime, why, needs = self.runtime(kind, spec, backend)  # refused when nothing fits
         # Prepare in a scratch directory first: bad input is refused before a job exists.
         scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, spec, scratch, runtime, why)
+            stored = self._prepare(k, spec, scratch, runtime, why, needs)
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
@@ -109,24 +109,27 @@ class Engine:
         return self.store.get(job.id)
 
     def runtime(self, kind: str, spec: dict[str, Any], backend: str = "local"):
-        """(environment or None, why) for a job: the one named (``spec["environment"]``), else
-        the one that fits what the work needs; raises JobError when none fits."""
+        """(environment or None, why, needs) for a job: the one named (``spec["environment"]``),
+        else the one that fits what the work needs; raises JobError when none fits."""
         from runners.runtimes import Needs, choose
         if self.config.environments is None:
             if spec.get("environment"):
                 raise JobError("this tfdesk has no catalog of environments, so --env cannot "
                                "be obeyed")
-            return None, ""
+            return None, "", Needs()
         k = get_kind(kind)
         needs = k.needs(spec) if k.needs else Needs()
-        return choose(self.config.environments(), needs, backend, spec.get("environment"))
+        env, why = choose(self.config.environments(), needs, backend, spec.get("environment"))
+        return env, why, needs
 
-    def _prepare(self, k: JobKind, spec: dict, workdir: Path, runtime, why: str) -> dict:
+    def _prepare(self, k: JobKind, spec: dict, workdir: Path, runtime, why: str, needs) -> dict:
         from runners.runtimes import summary
         spec = {key: v for key, v in spec.items() if key != "environment"}
         stored = k.prepare(spec, workdir, self.runner_env(summary(runtime)))
         if why:
             stored["runtime"], stored["runtime_why"] = summary(runtime), why
+        if runtime is None and needs.keras3 and not stored.get("tf_version"):
+            stored["tf_version"] = needs.keras3  # the configured image for that version
         return stored
 
     def runner_env(self, runtime: dict[str, Any] | None) -> RunnerEnv:
@@ -139,11 +142,11 @@ class Engine:
         """What ``submit`` would run, without running it: the local command lines, or the
         validated Kubernetes manifests as YAML."""
         k = get_kind(kind)
-        runtime, why = self.runtime(kind, spec, backend)
+        runtime, why, needs = self.runtime(kind, spec, backend)
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, spec, scratch, runtime, why)
+            stored = self._prepare(k, spec, scratch, runtime, why, needs)
             if backend == "kubernetes":
                 if k.k8s_manifests is None:
                     raise JobError(f"{kind} jobs run only locally")

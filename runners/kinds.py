@@ -51,6 +51,8 @@ class K8sPlan:
     manifests: list[dict[str, Any]]
     main: dict[str, Any]
     log_selector: str
+    # Pods of every worker, when there are several whose failure should be reported by name.
+    worker_selector: str = ""
 
 
 @dataclass

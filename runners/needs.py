@@ -63,7 +63,7 @@ def script_needs(source: str, launcher: str, spec: dict | None = None) -> Needs:
     a = analyze(tree)
     evidence = [f"{api}, line {line}" for line, api in a.keras3_evidence[:2]]
     applied = _optimizer_apply(tree, a)
-    if applied:
+    if applied and not any(api.startswith("optimizer.") for _, api in a.keras3_evidence):
         evidence.append(f"{applied[1]}, line {applied[0]}")
     if evidence:
         needs.add(KERAS3, f"uses Keras 3 APIs ({'; '.join(evidence)}), which need TF >= {KERAS3_TF}")

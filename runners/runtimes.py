@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from runners.models import JobError
 
 KERAS3_TF = "2.16"  # TensorFlow's first release with Keras 3 as tf.keras
+KERAS3_LATEST = "2.21"  # the Keras 3 runtime tfdesk builds (scripts/build_runner_env_keras3.sh)
 # Upstream limitation, checked on TF 2.21 / Keras 3.12 with two TF_CONFIG workers.
 FIT_UNDER_MWMS = ("Keras 3 model.fit() under MultiWorkerMirroredStrategy fails with "
                   "\"Attempt to convert a value (PerReplica...)\" (an open upstream limitation: "
@@ -54,6 +55,15 @@ class Needs:
     @property
     def tensorrt(self) -> bool:
         return any(n.tensorrt for n in self.items)
+
+    @property
+    def keras3(self) -> str | None:
+        """The newest TensorFlow minor, when the job needs Keras 3 (for images by version)."""
+        spec = self.spec()
+        if any(n.tf for n in self.items) and not spec.contains(Version("2.15.1")) and \
+                spec.contains(Version(KERAS3_LATEST + ".0")):
+            return KERAS3_LATEST
+        return None
 
     def spec(self) -> SpecifierSet:
         return SpecifierSet(",".join(n.tf for n in self.items if n.tf))

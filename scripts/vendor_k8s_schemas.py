@@ -13,7 +13,7 @@ from pathlib import Path
 import kubernetes_validate
 
 VERSION = sys.argv[1] if len(sys.argv) > 1 else "1.30.0"
-ROOTS = ["io.k8s.api.batch.v1.Job", "io.k8s.api.core.v1.ConfigMap",
+ROOTS = ["io.k8s.api.batch.v1.Job", "io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.Service",
          "io.k8s.api.core.v1.PodTemplateSpec"]
 src = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / f"v{VERSION}-local-strict"
 defs = json.loads((src / "_definitions.json").read_text())["$defs"]

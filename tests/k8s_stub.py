@@ -215,6 +215,34 @@ class KubeStub:
         if log is not None:
             self.logs[(ns, pod)] = log
 
+    def run_indexed(self, name, ns="default", logs=None):
+        """Play the Job controller for an Indexed Job: one running pod per completion index,
+        named and labelled as Kubernetes does; ``logs`` maps index -> log text."""
+        job = self.objects[("jobs", ns, name)]
+        for i in range(int(job["spec"]["completions"])):
+            pod = f"{name}-{i}-x{i:04d}"
+            self._put(("pods", ns, pod), {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod, "namespace": ns, "labels": {
+                    "job-name": name, "batch.kubernetes.io/job-completion-index": str(i)}},
+                "status": {"phase": "Running"}})
+            self.logs[(ns, pod)] = (logs or {}).get(i, "")
+        obj = json.loads(json.dumps(job))
+        obj.setdefault("status", {})["active"] = int(job["spec"]["completions"])
+        self._put(("jobs", ns, name), obj)
+
+    def pod_failed(self, name, index, log, ns="default"):
+        """Worker ``index`` of an Indexed Job exits non-zero: its pod fails and, as the pod
+        failure policy says (FailJob), the Job fails with the FailJob condition's message."""
+        pod = f"{name}-{index}-x{index:04d}"
+        obj = json.loads(json.dumps(self.objects[("pods", ns, pod)]))
+        obj["status"]["phase"] = "Failed"
+        self.logs[(ns, pod)] = log
+        self._put(("pods", ns, pod), obj)
+        self.finish("jobs", name, "Failed", ns=ns, message=(
+            f"Container train for pod {ns}/{pod} failed with exit code 1 matching FailJob rule "
+            f"at index 0"))
+
     def finish(self, plural, name, ctype="Succeeded", message="", log=None, ns="default"):
         self.set_condition(plural, name, ctype, message, ns, log)
 

@@ -119,6 +119,9 @@ class KubernetesBackend:
         if m["kind"] == "ConfigMap":
             self._call(f"create ConfigMap {name}", self.core.create_namespaced_config_map,
                        self.namespace, m)
+        elif m["kind"] == "Service":
+            self._call(f"create Service {name}", self.core.create_namespaced_service,
+                       self.namespace, m)
         else:
             r = RESOURCES[m["kind"]]
             self._call(f"create {m['kind']} {name}", self.custom.create_namespaced_custom_object,
@@ -140,7 +143,7 @@ class KubernetesBackend:
             {"objects": created})))
         return {"namespace": self.namespace, "kind": plan.main["kind"],
                 "name": plan.main["metadata"]["name"], "objects": created,
-                "log_selector": plan.log_selector}
+                "log_selector": plan.log_selector, "worker_selector": plan.worker_selector}
 
     # -- status ------------------------------------------------------------------------------
     def _get(self, job: Job) -> dict | None:
@@ -191,6 +194,8 @@ class KubernetesBackend:
         if phase in ("Running", "Succeeded", "Failed", "Complete") or state:
             self.fetch_logs(engine, job)
         if state:
+            if state == FAILED and job.handle.get("worker_selector"):
+                reason = self.failed_workers(engine, job, reason)
             engine.collect(job)
             engine._finish(job, state, reason if state != SUCCEEDED else "")
             return True
@@ -222,6 +227,37 @@ class KubernetesBackend:
         tmp.write_bytes(data)
         tmp.replace(log_path)
         engine.ingest_log(job, log_path)
+
+    def failed_workers(self, engine, job: Job, reason: str, tail: int = 20) -> str:
+        """Name the worker(s) whose pod failed and add each one's log tail to the job's log:
+        the job's own log is worker 0's, which may only show the others going away."""
+        from runners.kubernetes.tf_distribute import INDEX_LABEL
+        ns = job.handle.get("namespace", self.namespace)
+        try:
+            pods = self.core.list_namespaced_pod(ns, label_selector=job.handle["worker_selector"],
+                                                 _request_timeout=self.request_timeout).items
+        except Exception:  # noqa: BLE001 - the condition's message still says it failed
+            return reason
+        failed = [p for p in pods if p.status and p.status.phase == "Failed"]
+        found = []
+        for pod in sorted(failed, key=lambda p: p.metadata.name):
+            index = (pod.metadata.labels or {}).get(INDEX_LABEL, "?")
+            try:
+                text = self.core.read_namespaced_pod_log(pod.metadata.name, ns, tail_lines=tail,
+                                                         _request_timeout=self.request_timeout)
+            except Exception:  # noqa: BLE001
+                text = ""
+            lines = [ln for ln in str(text or "").splitlines() if ln.strip()][-tail:]
+            last = next((ln.strip() for ln in reversed(lines) if "Error" in ln or "Exception" in ln),
+                        lines[-1].strip() if lines else "no output")
+            found.append(f"worker {index} ({pod.metadata.name}) failed: {last[:300]}")
+            log_path = paths(Path(job.workdir))["log"]
+            with open(log_path, "a", encoding="utf-8") as f:
+                f.write(f"--- worker {index} ({pod.metadata.name}) failed; last {len(lines)} "
+                        f"lines of its log ---\n" + "\n".join(lines) + "\n")
+        if not found:
+            return reason
+        return "; ".join(found) + (f" ({reason})" if reason else "")
 
     def follow(self, engine, job: Job, closed) -> None:
         """Watch the main object until the job ends; API trouble becomes warning events and
@@ -262,6 +298,9 @@ class KubernetesBackend:
             if kind == "ConfigMap":
                 self.core.delete_namespaced_config_map(name, self.namespace, body=body,
                                                        _request_timeout=self.request_timeout)
+            elif kind == "Service":
+                self.core.delete_namespaced_service(name, self.namespace, body=body,
+                                                    _request_timeout=self.request_timeout)
             else:
                 r = RESOURCES[kind]
                 self.custom.delete_namespaced_custom_object(r["group"], r["version"], self.namespace,

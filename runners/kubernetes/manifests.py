@@ -13,7 +13,8 @@ JOB_LABEL = "tfdesk.io/job-id"
 SCRIPT_DIR = "/tfdesk/script"
 CONFIGMAP_LIMIT = 900 * 1024  # a ConfigMap holds 1 MiB with its metadata
 # Images by TensorFlow major.minor; Horovod's last release pins its stack to TF <= 2.15.
-DEFAULT_IMAGES = {"2.15": "horovod/horovod:0.28.1", "default": "tensorflow/tensorflow:2.15.0"}
+DEFAULT_IMAGES = {"2.15": "horovod/horovod:0.28.1", "2.21": "tensorflow/tensorflow:2.21.0",
+                  "default": "tensorflow/tensorflow:2.15.0"}
 
 
 def labels(job_id: str) -> dict[str, str]:
@@ -25,6 +26,9 @@ def object_name(job_id: str) -> str:
 
 
 def image_for(spec: dict, settings: dict) -> str:
+    runtime = spec.get("runtime") or {}
+    if runtime.get("kind") == "image" and runtime.get("image"):
+        return runtime["image"]  # the catalog environment chosen for the job
     images = {**DEFAULT_IMAGES, **settings.get("images", {})}
     if settings.get("image"):
         images["default"] = settings["image"]
@@ -117,13 +121,19 @@ def training_plan(job_id: str, spec: dict, source: str, settings: dict) -> K8sPl
                                         "template": {**tmpl, "spec": _pod_spec([worker], settings, volumes, "Never")}}}}}
         selector = f"training.kubeflow.org/job-name={name},training.kubeflow.org/job-role=launcher"
     else:
-        if workers > 1:
-            raise JobError("on Kubernetes, multi-worker training runs as a Horovod MPIJob; "
-                           "use --convert horovod (tf-distribute runs multi-worker only locally)")
         container = {"name": "train", "image": image, "imagePullPolicy": pull, "env": env,
                      "volumeMounts": mounts, "command": script}
         if gpus:
             container["resources"] = _resources(gpus)
+        if workers > 1:
+            if spec["launcher"] != "tf-distribute":
+                raise JobError(f"{spec.get('script_name', 'the script')} is single-process; "
+                               f"convert it (--to tf-distribute or --to horovod) to run "
+                               f"{workers} workers")
+            from runners.kubernetes import tf_distribute
+            return tf_distribute.plan(job_id, name, ns, spec, cm, container,
+                                      _pod_spec([container], settings, volumes, "Never"),
+                                      labels(job_id), run_policy["ttlSecondsAfterFinished"])
         job_spec = {"backoffLimit": 0, "ttlSecondsAfterFinished": run_policy["ttlSecondsAfterFinished"],
                     "template": {"metadata": {"labels": labels(job_id)},
                                  "spec": _pod_spec([container], settings, volumes, "Never")}}

@@ -21,6 +21,7 @@ SCHEMA_DIR = Path(__file__).with_name("schemas")
 CORE = "k8s-v1.30-strict.json"
 KINDS = {  # (apiVersion, kind) -> schema reference
     ("v1", "ConfigMap"): f"{CORE}#/$defs/io.k8s.api.core.v1.ConfigMap",
+    ("v1", "Service"): f"{CORE}#/$defs/io.k8s.api.core.v1.Service",
     ("batch/v1", "Job"): f"{CORE}#/$defs/io.k8s.api.batch.v1.Job",
     ("kubeflow.org/v2beta1", "MPIJob"): "mpijob-v2beta1.json",
 }

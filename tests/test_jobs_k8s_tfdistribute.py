@@ -1,0 +1,148 @@
+"""tf.distribute multi-worker on Kubernetes without an operator: an Indexed Job plus a headless
+Service, checked against the strict Kubernetes 1.30 schemas, and its life cycle through the real
+`kubernetes` client against the local API stand-in (tests/k8s_stub.py)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import kubernetes_validate
+import pytest
+
+from jobs_helpers import make_engine, write
+from k8s_stub import KubeStub
+from runners.kinds import get_kind
+from runners.kubernetes.schema import validate
+from runners.kubernetes.tf_distribute import BOOT
+
+pytestmark = pytest.mark.timeout(120)
+LOOP = """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+loss_fn = tf.keras.losses.MeanSquaredError()
+ds = tf.data.Dataset.from_tensor_slices(([[1.0]] * 8, [[2.0]] * 8)).batch(4)
+for x, y in ds:
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+@pytest.fixture
+def stub():
+    with KubeStub() as s:
+        yield s
+
+
+def _plan(tmp_path, workers=3, **spec):
+    kind = get_kind("train")
+    from runners.kinds import RunnerEnv
+    stored = kind.prepare({"script_source": LOOP, "workers": workers, "convert": "tf-distribute",
+                           **spec}, tmp_path, RunnerEnv(tmp_path / "py"))
+    return kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path,
+                              {"namespace": "ml", "pvc": "datasets", "image": "tf:2.21"})
+
+
+def test_indexed_job_and_headless_service_are_valid(tmp_path):
+    plan = _plan(tmp_path, timeout=600)
+    cm, svc, job = plan.manifests
+    for m in plan.manifests:
+        validate(m)
+        kubernetes_validate.validate(m, "1.30", strict=True)
+    assert (svc["kind"], svc["spec"]["clusterIP"]) == ("Service", "None")
+    assert svc["spec"]["selector"] == {"app.kubernetes.io/managed-by": "tfdesk",
+                                       "tfdesk.io/job-id": "j-0a1b2c3d"}
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed"
+    assert spec["completions"] == spec["parallelism"] == 3 and spec["backoffLimit"] == 0
+    assert spec["podFailurePolicy"]["rules"][0]["action"] == "FailJob"
+    assert spec["activeDeadlineSeconds"] == 600
+    pod = spec["template"]["spec"]
+    assert pod["subdomain"] == svc["metadata"]["name"] == job["metadata"]["name"]
+    assert pod["restartPolicy"] == "Never"
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    assert json.loads(env["TFDESK_WORKERS"]) == [
+        f"tfdesk-j-0a1b2c3d-{i}.tfdesk-j-0a1b2c3d.ml.svc:2222" for i in range(3)]
+    assert "TF_CONFIG" not in env  # each pod makes its own from its completion index
+    assert plan.log_selector.endswith("batch.kubernetes.io/job-completion-index=0")
+    assert "MultiWorkerMirroredStrategy" in cm["data"]["script.py"]
+
+
+def test_each_pod_builds_its_tf_config_from_its_index(tmp_path):
+    """The container's command, run here as the pod would run it."""
+    container = _plan(tmp_path, workers=2).main["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:3] == ["python", "-c", BOOT]
+    show = write(tmp_path / "show.py", "import os, sys; print(os.environ['TF_CONFIG'], sys.argv)")
+    hosts = ["a-0.a.ml.svc:2222", "a-1.a.ml.svc:2222"]
+    out = subprocess.run([sys.executable, "-c", BOOT, str(show), "--lr", "0.1"], text=True,
+                         capture_output=True, check=True,
+                         env={"JOB_COMPLETION_INDEX": "1", "TFDESK_WORKERS": json.dumps(hosts)})
+    config, argv = out.stdout.rsplit(" [", 1)
+    assert json.loads(config) == {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": 1}}
+    assert argv.strip() == f"'{show}', '--lr', '0.1']"
+
+
+def test_life_cycle_one_worker_fails_then_cancel_and_delete(tmp_path, stub):
+    eng = make_engine(tmp_path / "home", kubernetes={"api_url": stub.url, "retries": 1,
+                                                     "watch_timeout": 1})
+    try:
+        script = write(tmp_path / "t.py", LOOP)
+        job = eng.submit("train", {"script_path": str(script), "workers": 3,
+                                   "convert": "tf-distribute"}, backend="kubernetes")
+        assert job.state == "running"
+        name = job.handle["name"]
+        assert [k for k, _ in job.handle["objects"]] == ["ConfigMap", "Service", "Job"]
+        assert stub.get("services", name)["spec"]["clusterIP"] == "None"
+        stub.run_indexed(name, logs={0: "Epoch 1/2\n", 1: "Epoch 1/2\n", 2: "Epoch 1/2\n"})
+        _wait(lambda: "cluster: Running" in [e.message for e in eng.events(job.id)])
+        stub.pod_failed(name, 1, "step 1\nTraceback (most recent call last):\n"
+                                 "ValueError: worker 1 ran out of data\n")
+        job = eng.wait(job.id, timeout=20)
+        assert job.state == "failed"
+        assert job.reason.startswith(f"worker 1 ({name}-1-x0001) failed: ValueError: worker 1 "
+                                     f"ran out of data")
+        assert "FailJob" in job.reason
+        assert "ValueError: worker 1 ran out of data" in eng.read_log(job.id)
+        eng.delete(job.id)
+        assert stub.get("services", name) is None and stub.get("jobs", name) is None
+        assert stub.get("configmaps", name + "-script") is None
+
+        job = eng.submit("train", {"script_path": str(script), "workers": 2,
+                                   "convert": "tf-distribute"}, backend="kubernetes")
+        job = eng.cancel(job.id)
+        assert job.state == "cancelled"
+        name = job.handle["name"]
+        assert stub.get("services", name) is None and stub.get("jobs", name) is None
+        assert all(body.get("propagationPolicy") == "Foreground" for _, _, body in stub.deletes)
+    finally:
+        eng.close()
+
+
+def test_dry_run_prints_the_indexed_job_and_service(tmp_path, stub, monkeypatch):
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text(f'[kubernetes]\napi_url = "{stub.url}"\nnamespace = "ml"\n')
+    monkeypatch.setenv("TFDESK_HOME", str(home))
+    ctx = Context(config=load_config())
+    script = write(tmp_path / "t.py", LOOP)
+    _, reply = run_line(ctx, f"train {script} --workers 3 --to tf-distribute --backend kubernetes "
+                             f"--dry-run")
+    assert reply.ok, reply.text
+    assert "kind: Service" in reply.text and "clusterIP: None" in reply.text
+    assert "completionMode: Indexed" in reply.text and "completions: 3" in reply.text
+    assert stub.objects == {}  # nothing was created
+    ctx.cached("jobs.engine", lambda: None).close()
+
+
+def _wait(predicate, timeout=15):
+    import time
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "timed out waiting"
+        time.sleep(0.05)
