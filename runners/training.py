@@ -38,17 +38,24 @@ def detect_tf_version(source: str, launcher: str) -> str | None:
     return "2.15" if launcher == "horovod" else None
 
 
-def _convert(source: str, target: str, filename: str) -> str:
+def _convert(source: str, target: str, filename: str) -> tuple[str, str]:
+    """The converted script and the converter's findings (report text). A refusal, or a
+    conversion with error findings, stops the job before it exists, with every finding shown."""
     try:
-        from converters.script import convert
+        from converters.script import ConversionError, convert
+        from converters.script.findings import format_report
     except ImportError:
         raise JobError(f"this script is single-process and the script converter is not installed, "
                        f"so it cannot be made {target}; convert it yourself or pass --convert none "
                        f"--workers 1") from None
     try:
-        return convert(source, target, filename=filename).code
-    except Exception as exc:  # the converter's own errors are meant for the user
-        raise JobError(f"could not convert the script to {target}: {exc}") from None
+        result = convert(source, target, filename=filename)
+    except ConversionError as exc:  # the converter's own errors are meant for the user
+        others = [f for f in exc.findings if f.severity != "error"]
+        more = ("\nother findings:\n" + format_report(others, filename)) if others else ""
+        raise JobError(f"could not convert the script to {target}, so it was not started: "
+                       f"{exc}{more}") from None
+    return result.code, result.report
 
 
 def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, Any]:
@@ -75,10 +82,11 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
         raise JobError(f"{name} is not valid Python: line {exc.lineno}: {exc.msg}") from None
     found = detect_target(source)
     converted_to = None
+    report = ""
     if convert == "auto":
         launcher = found or ("horovod" if workers > 1 else "python")
         if found is None and workers > 1:
-            source, converted_to = _convert(source, "horovod", name), "horovod"
+            (source, report), converted_to = _convert(source, "horovod", name), "horovod"
     elif convert == "none":
         launcher = found or "python"
         if launcher == "python" and workers > 1:
@@ -89,7 +97,7 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
         if found != convert:
             if found is not None:
                 raise JobError(f"{name} already uses {found}; it cannot be converted to {convert}")
-            source, converted_to = _convert(source, convert, name), convert
+            (source, report), converted_to = _convert(source, convert, name), convert
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / SCRIPT).write_text(source, encoding="utf-8")
     epochs = spec.get("epochs")
@@ -102,7 +110,8 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
     if gpus < 0:
         raise JobError("--gpus-per-worker cannot be negative")
     return {"script": SCRIPT, "script_name": name, "workers": workers, "launcher": launcher,
-            "converted_to": converted_to, "epochs": int(epochs) if epochs else None,
+            "converted_to": converted_to, "conversion_report": report,
+            "epochs": int(epochs) if epochs else None,
             "timeout": float(timeout) if timeout else None, "gpus_per_worker": gpus,
             "args": [str(a) for a in spec.get("args") or []],
             "tf_version": spec.get("tf_version") or detect_tf_version(source, launcher)}

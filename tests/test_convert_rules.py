@@ -6,9 +6,9 @@ import pytest
 from converters.script import ConversionError, convert
 
 
-def conv(src, target="horovod"):
-    result = convert(textwrap.dedent(src), target)
-    again = convert(result.code, target)
+def conv(src, target="horovod", force=False):
+    result = convert(textwrap.dedent(src), target, force=force)
+    again = convert(result.code, target, force=force)
     assert not again.changed, f"not idempotent:\n{again.diff}"
     compile(result.code, "converted.py", "exec")  # always valid Python
     return result
@@ -471,14 +471,18 @@ def test_an_optimizer_the_rules_wrap_where_it_is_built_is_not_wrapped_twice():
 
 
 def test_tf_distribute_says_when_it_cannot_find_the_model_creation():
-    r = conv("""\
+    src = """\
         import tensorflow as tf
         class Factory:
             def __call__(self):
                 return make()
         model = Factory()()
         model.fit(x, y)
-        """, "tf-distribute")
+        """
+    with pytest.raises(ConversionError, match="not converted: 1 error") as info:
+        convert(textwrap.dedent(src), "tf-distribute")
+    assert [f.rule_id for f in info.value.findings if f.severity == "error"] == ["TFD010"]
+    r = conv(src, "tf-distribute", force=True)  # --force: the partial conversion, errors listed
     assert "strategy.scope()" not in r.code
     assert any(f.rule_id == "TFD010" and f.severity == "error" for f in r.findings)
 

@@ -31,14 +31,19 @@ def _write(out: Path, code: str) -> None:
                arg("-o", "--output", default=None, help="write the converted script here", path=True),
                arg("--diff", action="store_true", help="show the unified diff"),
                arg("--warmup-epochs", dest="warmup_epochs", type=int, default=None,
-                   help="Horovod + fit(): ramp the learning rate up over N epochs")],
+                   help="Horovod + fit(): ramp the learning rate up over N epochs"),
+               arg("--force", action="store_true",
+                   help="write the conversion even when it has errors (parts left undone)")],
          description="Rewrite a single-process TensorFlow/Keras training script so it runs on "
                      "many workers, explain every change, and list what is left for a human. "
+                     "A script that cannot be made to train as it does in one process is refused "
+                     "with the reason; a conversion with errors is not written unless --force. "
                      "Nothing in the script is executed.",
          examples=["tfdesk convert train.py --diff",
                    "tfdesk convert train.py --to tf-distribute -o train_dist.py",
                    "tfdesk convert train.py --warmup-epochs 5 -o train_hvd.py"])
-def convert_(ctx, script, target="horovod", output=None, diff=False, warmup_epochs=None):
+def convert_(ctx, script, target="horovod", output=None, diff=False, warmup_epochs=None,
+             force=False):
     path = Path(script).expanduser()
     if not path.is_file():
         return Reply.error(f"no such file: {script}", {"script": script})
@@ -50,10 +55,17 @@ def convert_(ctx, script, target="horovod", output=None, diff=False, warmup_epoc
                            f"(1 MB) are not converted", {"script": script})
     ctx.report(f"converting {path.name}")
     try:
-        result = convert(path.read_bytes(), target, filename=path.name, warmup_epochs=warmup_epochs)
+        result = convert(path.read_bytes(), target, filename=path.name, warmup_epochs=warmup_epochs,
+                         force=force)
     except ConversionError as exc:
-        return Reply.error(str(exc), {"script": script, "target": target, "line": exc.line,
-                                      "rule_id": exc.rule_id})
+        from converters.script.findings import format_report
+        text = str(exc)
+        others = [f for f in exc.findings if f.severity != "error"]
+        if others:  # what the conversion did and would leave to check, for the whole picture
+            text += "\n\nOther findings:\n" + format_report(others, path.name)
+        return Reply.error(text, {"script": script, "target": target, "line": exc.line,
+                                  "rule_id": exc.rule_id,
+                                  "findings": [f.to_dict() for f in exc.findings]})
     data = result.to_dict()
     files = []
     if output:

@@ -107,7 +107,7 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
             "timeout": timeout, "tf_version": tf_version, "environment": environment}
     if dry_run:
         plan = engine.dry_run("train", spec, backend)
-        return Reply(text=plan["text"], data=plan)
+        return Reply(text=_with_findings(plan["spec"], plan["text"]), data=plan)
     job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend)
     if wait:
         token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
@@ -118,8 +118,17 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
         return _job_reply(engine, job.id, judge=True)
     d = _summary(engine, job)
     where = f"\nenvironment: {job.spec['runtime_why']}" if job.spec.get("runtime_why") else ""
-    return Reply(text=f"started job {job.id} ({d['summary']}) on {backend}: {job.state}{where}\n"
-                      f"follow it with: tfdesk logs {job.id} --follow", data=d)
+    return Reply(text=_with_findings(job.spec, f"started job {job.id} ({d['summary']}) on {backend}: "
+                                               f"{job.state}{where}\nfollow it with: tfdesk logs "
+                                               f"{job.id} --follow"), data=d)
+
+
+def _with_findings(spec: dict, text: str) -> str:
+    """The converter's findings (what it changed, what to check) before the job's own text."""
+    report = spec.get("conversion_report")
+    if not report:
+        return text
+    return f"converted to {spec.get('converted_to')}:\n{report}\n\n{text}"
 
 
 @command("jobs", "list jobs (recent ones; --all for every job)",

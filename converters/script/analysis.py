@@ -44,11 +44,20 @@ class Analysis:
     variable_names: set[str] = field(default_factory=set)  # step = tf.Variable(0); ckpt.step
     has_steps_per_epoch: bool = False
     first_import_line: int = 1
+    # The tf.distribute strategy class the script creates (canonical name), if any.
+    strategy_class: str | None = None
+    # Keras fit() with a custom step: Model subclasses whose train_step takes gradients with a
+    # tape (line of each); they train through fit(), not a custom loop.
+    train_steps: dict[str, int] = field(default_factory=dict)
+    # Layers with vocabulary state (StringLookup, ...): class name -> first line.
+    lookup_layers: dict[str, int] = field(default_factory=dict)
+    # init = tf.compat.v1.global_variables_initializer(): names of initializer ops.
+    initializer_names: set[str] = field(default_factory=set)
 
     def to_dict(self) -> dict:
         d = asdict(self)
         keep = ("styles", "keras", "already_distributed", "distributed_line", "has_training",
-                "evidence")
+                "evidence", "strategy_class", "train_steps")
         out = {k: d[k] for k in keep}
         out["keras3_evidence"] = [{"line": ln, "api": api} for ln, api in self.keras3_evidence]
         return out
@@ -86,6 +95,14 @@ class _Visitor(ast.NodeVisitor):
         self.a = a
         self.funcs: list[dict] = []  # stack of {"name", "creates", "trains", "returns", "calls"}
         self.all_funcs: list[dict] = []
+        self.classes: list[str] = []  # enclosing class names, innermost last
+
+    def in_train_step(self) -> str | None:
+        """The model class when the code being read is its train_step method (a fit() step)."""
+        if self.funcs and self.classes and self.funcs[-1]["name"] == "train_step" \
+                and self.classes[-1] in self.a.model_classes:
+            return self.classes[-1]
+        return None
 
     def qualified(self, node) -> str | None:
         name = _dotted(node)
@@ -193,9 +210,12 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef):
         for b in node.bases:
-            if self.q(b) in T.MODEL_CONSTRUCTORS:
+            if self.q(b) in T.MODEL_CONSTRUCTORS or (isinstance(b, ast.Name)
+                                                     and b.id in self.a.model_classes):
                 self.a.model_classes.add(node.name)
+        self.classes.append(node.name)
         self.generic_visit(node)
+        self.classes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef):
         f = {"name": node.name, "creates": False, "trains": False, "returns": False,
@@ -225,6 +245,8 @@ class _Visitor(ast.NodeVisitor):
             targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
             if q in T.SCHEDULES:
                 self.a.schedule_names.update(targets)
+            if q in T.TF1_INITIALIZERS:
+                self.a.initializer_names.update(targets)
             full = self.qualified(node.value.func)
             if full and full.split(".")[0] in T.NON_KERAS_LIBRARIES:
                 self.a.non_keras_names.update(targets)
@@ -239,6 +261,16 @@ class _Visitor(ast.NodeVisitor):
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.a.estimator_names.update(targets)
         self.generic_visit(node)
+
+    def _optimizer(self, receiver) -> bool:
+        """Whether ``receiver`` is an optimizer: built from a Keras optimizer class here, or
+        named like one (``self.optimizer``, ``opt``)."""
+        name = _dotted(receiver)
+        if not name:
+            return False
+        built = self.a.assigned_from.get(name, [])
+        return any(c in T.KERAS_OPTIMIZERS for c in built) or \
+            name.split(".")[-1] in ("optimizer", "opt", "optim") or name.endswith("_optimizer")
 
     def _is_variable(self, call) -> bool:
         return isinstance(call, ast.Call) and (self.qualified(call.func) or "").endswith(".Variable")
@@ -259,7 +291,11 @@ class _Visitor(ast.NodeVisitor):
             if isinstance(item.context_expr, ast.Call):
                 q = self.q(item.context_expr.func)
                 if q and q.endswith("GradientTape"):
-                    self.style("custom_loop", node)
+                    model = self.in_train_step()
+                    if model:
+                        self.a.train_steps.setdefault(model, node.lineno)
+                    else:
+                        self.style("custom_loop", node)
                     if self.funcs:
                         self.funcs[-1]["tape"] = True
                 if q in T.TF1_SESSIONS:
@@ -277,10 +313,13 @@ class _Visitor(ast.NodeVisitor):
                 self._distributed("horovod", node)
             if q in T.STRATEGIES:
                 self._distributed("tf.distribute", node)
+                self.a.strategy_class = self.a.strategy_class or q
+            if q in T.LOOKUP_LAYERS:
+                self.a.lookup_layers.setdefault(q.split(".")[-1], node.lineno)
             if q in T.MODEL_CONSTRUCTORS or q in T.KERAS_OPTIMIZERS or q in T.TF1_OPTIMIZERS:
                 if self.funcs:
                     self.funcs[-1]["creates"] = True
-            if q.endswith("GradientTape"):
+            if q.endswith("GradientTape") and not self.in_train_step():
                 self.style("custom_loop", node)
             if q in T.TF1_SESSIONS:
                 self.style("tf1_session", node, training=True)
@@ -299,6 +338,12 @@ class _Visitor(ast.NodeVisitor):
             elif attr == "compile" and self.funcs:
                 self.funcs[-1]["creates"] = True
             elif attr == "apply_gradients":
+                if not self.in_train_step():
+                    self.style("custom_loop", node, training=True)
+            elif attr in T.KERAS3_OPTIMIZER_METHODS and self._optimizer(func.value):
+                # optimizer.apply(grads, variables): a Keras 3 training step
+                self.a.keras3_evidence.append((node.lineno, f"optimizer.{attr}"))
+                self.a.keras = "keras3"
                 self.style("custom_loop", node, training=True)
             elif attr == "minimize" and ("tf1_session" in self.a.styles or "estimator" in self.a.styles
                                          or (isinstance(func.value, ast.Call)

@@ -61,6 +61,35 @@ def _unchanged(text, target, filename, analysis, finding) -> ConversionResult:
     return ConversionResult(text, text, target, filename, analysis, [finding])
 
 
+_SINGLE_MACHINE = {"tf.distribute.MirroredStrategy"}
+
+
+def _distributed(a: Analysis, target: str, filename: str, text: str) -> ConversionResult:
+    """A script that already distributes itself: unchanged for its own framework, refused for
+    the other one (two frameworks would each start their own copies of the training)."""
+    prefix = "HVD" if target == "horovod" else "TFD"
+    line = a.distributed_line or 1
+    if target == "horovod" and a.already_distributed == "tf.distribute":
+        strategy = a.strategy_class or "a tf.distribute strategy"
+        if strategy in _SINGLE_MACHINE:
+            raise ConversionError(
+                f"{filename} already uses {strategy} (line {line}), which trains on the GPUs of "
+                f"one machine in one process; under horovodrun every process would build its own "
+                f"strategy and train its own model, with nothing averaged between them. Convert "
+                f"with --to tf-distribute (tfdesk turns it into MultiWorkerMirroredStrategy), or "
+                f"take the strategy out and convert to Horovod again.", line=line, rule_id="HVD004")
+        raise ConversionError(
+            f"{filename} is already distributed with {strategy} (line {line}); Horovod on top "
+            f"of it would train separate copies. Run it as it is (tfdesk train --convert "
+            f"tf-distribute), or take the strategy out and convert to Horovod again.",
+            line=line, rule_id="HVD004")
+    same = (a.already_distributed == "horovod") == (target == "horovod")
+    return _unchanged(text, target, filename, a, Finding(
+        f"{prefix}000", line, 1, "info" if same else "warning",
+        f"already distributed with {a.already_distributed} (line {a.distributed_line}); "
+        f"nothing changed"))
+
+
 def _refusals(a: Analysis, target: str, filename: str) -> None:
     if target == "horovod" and a.keras == "keras3":
         line, api = a.keras3_evidence[0]
@@ -116,17 +145,20 @@ def _collector_paused():
 
 
 def convert(source: str | bytes, target: str = "horovod", filename: str = "script.py",
-            warmup_epochs: int | None = None) -> ConversionResult:
+            warmup_epochs: int | None = None, force: bool = False) -> ConversionResult:
     """Convert a single-process training script; nothing from it is executed.
 
     ``warmup_epochs`` (Horovod, Keras fit()): ramp the learning rate up from rate / size to the
     scaled rate over that many epochs, with Horovod's LearningRateWarmupCallback.
+
+    A conversion with error-level findings raises ConversionError (its ``findings`` hold them
+    all) unless ``force``: then the partial result comes back, errors included.
     """
     with _collector_paused():
-        return _convert(source, target, filename, warmup_epochs)
+        return _convert(source, target, filename, warmup_epochs, force)
 
 
-def _convert(source, target, filename, warmup_epochs=None) -> ConversionResult:
+def _convert(source, target, filename, warmup_epochs=None, force=False) -> ConversionResult:
     target_key = TARGET_ALIASES.get((target or "").strip().lower())
     if target_key is None:
         raise ConversionError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
@@ -141,11 +173,7 @@ def _convert(source, target, filename, warmup_epochs=None) -> ConversionResult:
     a = analyze(tree)
     prefix = "HVD" if target_key == "horovod" else "TFD"
     if a.already_distributed:
-        return _unchanged(text, target_key, filename, a, Finding(
-            f"{prefix}000", a.distributed_line or 1, 1,
-            "info" if (a.already_distributed == "horovod") == (target_key == "horovod") else "warning",
-            f"already distributed with {a.already_distributed} (line {a.distributed_line}); "
-            f"nothing changed"))
+        return _distributed(a, target_key, filename, text)
     if not a.has_training:
         return _unchanged(text, target_key, filename, a, Finding(
             f"{prefix}000", 1, 1, "info", "no training found (no fit(), GradientTape loop, "
@@ -155,12 +183,23 @@ def _convert(source, target, filename, warmup_epochs=None) -> ConversionResult:
     ctx.warmup_epochs = warmup_epochs
     # Where original nodes start, for findings: worked out only for the nodes that get one.
     ctx.positions = Positions(module, tree, text)
-    transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, a.styles)]
+    styles = [*a.styles, *(["train_step"] if a.train_steps else [])]
+    transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, styles)]
     converted = Combined(transforms, ctx.positions.stack).transform(module)
     findings = [f for t in transforms for f in t.findings]
     findings += _left_for_humans(a, target_key, ctx)
     code = render(converted, spans(module, text, ctx.positions.starts))
-    return ConversionResult(text, code, target_key, filename, a, findings, converted)
+    result = ConversionResult(text, code, target_key, filename, a, findings, converted)
+    errors = [f for f in result.findings if f.severity == "error"]
+    if errors and not force:
+        errors.sort(key=lambda f: (f.line, f.col))
+        raise ConversionError(
+            f"{filename} was not converted: {len(errors)} error{'s' if len(errors) != 1 else ''} "
+            f"that would leave a script which does not train like the original:\n"
+            + format_report(errors, filename)
+            + "\nFix the script, or convert with --force to get the partial conversion anyway.",
+            line=errors[0].line, rule_id=errors[0].rule_id, findings=result.findings)
+    return result
 
 
 def _left_for_humans(a: Analysis, target: str, ctx: RuleContext) -> list[Finding]:

@@ -7,8 +7,12 @@ class ConversionError(Exception):
 
     user_facing = True
 
-    def __init__(self, message: str, line: int | None = None, rule_id: str = "input"):
+    def __init__(self, message: str, line: int | None = None, rule_id: str = "input",
+                 findings: list | None = None):
         super().__init__(message)
         self.message = message
         self.line = line
         self.rule_id = rule_id
+        # When the conversion ran but found errors: every finding (errors and the rest), so a
+        # caller can show them all; the converted script is not given out (use force=True).
+        self.findings = list(findings or [])

@@ -10,6 +10,9 @@ from converters.script.transforms.custom_loop import (DistributeSteps, PerExampl
 from converters.script.transforms.file_callbacks import ChiefCallbackPaths, Rank0Callbacks
 from converters.script.transforms.fit_args import QuietWorkers, SplitSteps
 from converters.script.transforms.global_batch import GlobalBatch
+from converters.script.transforms.horovod_inputs import AdaptWholeData, ShardArrays, ShardBuilders
+from converters.script.transforms.rank0_files import Rank0Writes, ReadFromRank0
+from converters.script.transforms.xla import NoXLA
 from converters.script.transforms.gradient_tape import BroadcastAfterFirstStep, DistributedTape
 from converters.script.transforms.learning_rate import ScaleLearningRate
 from converters.script.transforms.optimizer import WrapOptimizer
@@ -21,6 +24,8 @@ from converters.script.transforms.tf1 import SessionBroadcast, TF1Hooks
 
 TARGETS = ("horovod", "tf-distribute")
 ALL = frozenset({"keras_fit", "custom_loop", "tf1_session", "estimator"})
+# Not a style of its own: a fit() whose model overrides train_step with a GradientTape.
+TRAIN_STEP = "train_step"
 
 
 @dataclass(frozen=True)
@@ -41,14 +46,26 @@ RULES: list[Rule] = [
     _r("HVD010", "horovod", ALL, ScaleLearningRate, "learning rate (and schedules) x hvd.size()"),
     _r("HVD011", "horovod", {"keras_fit", "tf1_session", "estimator"}, WrapOptimizer,
        "optimizer wrapped in hvd.DistributedOptimizer (string optimizers too)"),
+    _r("HVD012", "horovod", {"keras_fit", "custom_loop"}, NoXLA,
+       "jit_compile turned off (XLA has no kernel for Horovod's allreduce)"),
     _r("HVD020", "horovod", {"keras_fit"}, HorovodCallbacks,
        "BroadcastGlobalVariablesCallback(0), MetricAverageCallback() first"),
     _r("HVD021", "horovod", {"keras_fit"}, Rank0Callbacks, "file-writing callbacks on rank 0 only"),
     _r("HVD022", "horovod", {"keras_fit"}, QuietWorkers, "verbose output on rank 0 only"),
     _r("HVD023", "horovod", {"keras_fit"}, SplitSteps, "steps_per_epoch divided by hvd.size()"),
     _r("HVD030", "horovod", ALL, Rank0Saves, "model.save / checkpoints on rank 0 only"),
+    _r("HVD031", "horovod", ALL, Rank0Writes,
+       "summary writers, image dumps, plots and rmtree on rank 0 only"),
+    _r("HVD032", "horovod", ALL, ReadFromRank0,
+       "files rank 0 saved are read from rank 0's copy by every rank"),
     _r("HVD040", "horovod", ALL, ShardDatasets, "datasets sharded by rank"),
-    _r("HVD050", "horovod", {"custom_loop"}, DistributedTape, "hvd.DistributedGradientTape"),
+    _r("HVD041", "horovod", {"keras_fit"}, ShardArrays, "arrays given to fit() split by rank"),
+    _r("HVD042", "horovod", ALL, ShardBuilders,
+       "image/text_dataset_from_directory and tfds.load sharded by rank"),
+    _r("HVD043", "horovod", ALL, AdaptWholeData,
+       "adapt() of preprocessing layers sees all the data on every rank"),
+    _r("HVD050", "horovod", {"custom_loop", TRAIN_STEP}, DistributedTape,
+       "hvd.DistributedGradientTape (opened as one when gradients are taken inside the block)"),
     _r("HVD051", "horovod", {"custom_loop"}, BroadcastAfterFirstStep,
        "broadcast variables after the first step"),
     _r("HVD060", "horovod", {"tf1_session", "estimator"}, TF1Hooks,

@@ -118,6 +118,56 @@ KERAS3_ONLY_PREFIXES = ("keras.ops", "keras.random", "keras.config", "keras.tree
                         "keras.export", "keras.distribution", "keras.layers.TorchModuleWrapper",
                         "keras.layers.JaxLayer", "keras.layers.FlaxLayer", "keras.quantizers")
 
+# Keras 3 optimizer methods that apply gradients (Keras 2 has only apply_gradients / minimize).
+KERAS3_OPTIMIZER_METHODS = ("apply", "stateless_apply")
+
+# Preprocessing layers whose state is a vocabulary (Keras 2.15 keeps it in handlers that are
+# listed among model.variables but are not variables: Horovod's broadcast callback fails on
+# them), plus the other adapt()-able layers; adapt() must see the same data on every rank.
+LOOKUP_LAYERS = {f"keras.layers.{ns}{name}" for ns in ("", "experimental.preprocessing.")
+                 for name in ("StringLookup", "IntegerLookup", "TextVectorization")}
+ADAPT_LAYERS = LOOKUP_LAYERS | {f"keras.layers.{ns}{name}" for ns in ("", "experimental.preprocessing.")
+                                for name in ("Normalization", "Discretization")}
+
+# TF1 variable initializer ops (graph code): Horovod broadcasts right after they run.
+TF1_INITIALIZERS = {"tf1.global_variables_initializer", "tf.global_variables_initializer",
+                    "tf1.initialize_all_variables", "tf.initialize_all_variables"}
+
+# Dataset builders that read a folder or an array and return batched datasets (Keras): Horovod
+# shards their batches by rank. Value: whether they shuffle unless told not to (then every rank
+# needs the same seed, or the shards would not split one order between them).
+DATASET_BUILDERS = {
+    "keras.utils.image_dataset_from_directory": True,
+    "keras.preprocessing.image_dataset_from_directory": True,
+    "keras.utils.text_dataset_from_directory": True,
+    "keras.preprocessing.text_dataset_from_directory": True,
+    "keras.utils.audio_dataset_from_directory": True,
+    "keras.utils.timeseries_dataset_from_array": False,
+    "keras.preprocessing.timeseries_dataset_from_array": False,
+}
+# TensorFlow Datasets: split strings sharded with tfds.even_splits.
+TFDS_LOADS = {"tensorflow_datasets.load"}
+SEED_FOR_SHARDS = "1337"
+
+# Calls that write files beside the model (summaries, image dumps) or delete them: rank 0 only
+# under Horovod. Functions by canonical name; methods by name (fig.savefig).
+RANK0_WRITE_FUNCTIONS = {
+    "shutil.rmtree", "tf.io.gfile.rmtree", "keras.utils.save_img",
+    "keras.preprocessing.image.save_img", "matplotlib.pyplot.savefig", "cv2.imwrite",
+    "imageio.imwrite", "tf.io.write_file", "keras.utils.plot_model",
+}
+RANK0_WRITE_METHODS = {"savefig"}
+# Summary writers: a no-op writer on the other ranks (code that writes through it keeps working).
+SUMMARY_WRITERS = {"tf.summary.create_file_writer": "tf.summary.create_noop_writer()"}
+
+# Loads of files a save wrote: path argument (keyword, position).
+LOAD_FUNCTIONS = {
+    "keras.models.load_model": ("filepath", 0),
+    "keras.saving.load_model": ("filepath", 0),
+    "tf.saved_model.load": ("export_dir", 0),
+}
+LOAD_METHODS = {"load_weights": ("filepath", 0)}
+
 # Signs that a script is already distributed.
 HOROVOD_MODULES = ("horovod",)
 STRATEGIES = {"tf.distribute.MultiWorkerMirroredStrategy", "tf.distribute.MirroredStrategy",

@@ -27,6 +27,9 @@ class RuleContext:
     inserted: set = field(default_factory=set)
     # original node -> (line, column): a converters.script.positions.Positions (or a dict)
     positions: dict = field(default_factory=dict)
+    # Runtime helpers rules asked for (Horovod: converters.script.transforms.helpers); the
+    # module setup, which runs last, writes them into the script.
+    helpers: set = field(default_factory=set)
 
     @property
     def rank0(self) -> str:
@@ -39,6 +42,15 @@ class RuleContext:
     def scaled(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` already holds ``hvd.size()`` (converted before)."""
         return calls(node, f"{self.hvd}.size")
+
+    @property
+    def tape_hvd(self) -> str:
+        """Where DistributedGradientTape lives: horovod.tensorflow (imported as ``hvd`` for
+        custom loops, or next to horovod.tensorflow.keras for a fit() with a custom step)."""
+        if self.hvd_module == "horovod.tensorflow":
+            return self.hvd
+        self.helpers.add("tape_module")
+        return f"{self.hvd}_tf"
 
     @property
     def replicas(self) -> str:

@@ -53,7 +53,18 @@ class HorovodCallbacks(RuleTransform):
         found = find_arg(updated, "callbacks", None)
         msg = ("added BroadcastGlobalVariablesCallback(0) (all workers start from rank 0's "
                "weights) and MetricAverageCallback() first in the callbacks")
-        if self.ctx.warmup_epochs and not (found and has_name(found[1].value, "BroadcastGlobalVariablesCallback")):
+        if self.a.lookup_layers:
+            # Keras 2.15's lookup layers list vocabulary handlers among model.variables, on
+            # which Horovod's broadcast callback fails: broadcast only the real variables.
+            self.ctx.helpers.add("broadcast_callback")
+            first[0] = "_HvdBroadcastVariables()"
+            layers = ", ".join(sorted(self.a.lookup_layers))
+            msg = (f"added _HvdBroadcastVariables() (all workers start from rank 0's weights; "
+                   f"Horovod's BroadcastGlobalVariablesCallback fails on the vocabulary of "
+                   f"{layers}) and MetricAverageCallback() first in the callbacks")
+        done = found and (has_name(found[1].value, "BroadcastGlobalVariablesCallback")
+                          or has_name(found[1].value, "_HvdBroadcastVariables"))
+        if self.ctx.warmup_epochs and not done:
             warmup = self._warmup(original, updated)
             if warmup:
                 first.append(warmup)
@@ -61,7 +72,7 @@ class HorovodCallbacks(RuleTransform):
             self.note(original, msg)
             return add_kwarg(updated, "callbacks", expr("[" + ", ".join(first) + "]"))
         i, arg = found
-        if has_name(arg.value, "BroadcastGlobalVariablesCallback"):
+        if done:
             return updated
         self.note(original, msg)
         if isinstance(arg.value, cst.List):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from converters.script.names import code, dotted, statements
+from converters.script.names import call, code, dotted, expr, statements
 from converters.script.transforms.statements import StatementRule
+from converters.script.walk import nodes_of
 
 
 def tape_names(stmt: cst.BaseStatement, t) -> list[str]:
@@ -22,16 +23,46 @@ def tape_name(stmt: cst.BaseStatement, t) -> str | None:
     return names[0] if names else None
 
 
+def gradients_inside(stmt: cst.With, names: list[str]) -> list[str]:
+    """The tapes among ``names`` whose gradient() is called inside the ``with`` block itself."""
+    called = {dotted(c.func.value) for c in nodes_of(stmt.body, cst.Call)
+              if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("gradient", "jacobian")}
+    return [n for n in names if n in called]
+
+
 class DistributedTape(StatementRule):
+    """Gradients averaged across workers by hvd.DistributedGradientTape. After the block, as
+    Horovod's examples do; but when gradient() is called inside the block, wrapping after it
+    would come too late (the gradients were already taken, and applied, unaveraged): then the
+    tape is wrapped where the block opens it, ``with hvd.DistributedGradientTape(tf.GradientTape())``,
+    which records and averages like the plain tape."""
+
+    def leave_With(self, original, updated):
+        inside = gradients_inside(original, tape_names(original, self))
+        if not inside:
+            return updated
+        hvd = self.ctx.tape_hvd
+        items = []
+        for item in updated.items:
+            name = item.asname.name.value if item.asname and isinstance(item.asname.name, cst.Name) else None
+            if name in inside and not (isinstance(item.item, cst.Call)
+                                       and "DistributedGradientTape" in code(item.item.func)):
+                item = item.with_changes(item=call(expr(f"{hvd}.DistributedGradientTape"), item.item))
+            items.append(item)
+        self.note(original, f"{', '.join(inside)} opened as {hvd}.DistributedGradientTape: its "
+                            "gradients, taken inside the block, are averaged across workers")
+        return updated.with_changes(items=items)
+
     def after(self, original, stmt, following):
-        names = tape_names(stmt, self)
-        if not names:
+        names = tape_names(original, self)
+        if not names or gradients_inside(original, names):
             return []
         if following is not None and "DistributedGradientTape" in code(following):
             return []
-        self.note(original, f"{', '.join(names)} wrapped in {self.ctx.hvd}.DistributedGradientTape: "
+        hvd = self.ctx.tape_hvd
+        self.note(original, f"{', '.join(names)} wrapped in {hvd}.DistributedGradientTape: "
                             f"gradients are averaged across workers")
-        return statements("".join(f"{n} = {self.ctx.hvd}.DistributedGradientTape({n})\n" for n in names))
+        return statements("".join(f"{n} = {hvd}.DistributedGradientTape({n})\n" for n in names))
 
 
 def apply_gradients(stmt: cst.BaseStatement) -> cst.Call | None:

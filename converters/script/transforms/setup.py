@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script.names import statements
+from converters.script.transforms import helpers
 from converters.script.transforms.base import RuleTransform
 
 
@@ -45,8 +46,16 @@ class _ModuleSetup(RuleTransform):
         new = statements("\n" + self.block())  # a blank line before the setup
         if i < len(body):  # keep a blank line between the setup and what follows
             follow = body[i]
-            if not follow.leading_lines or follow.leading_lines[0].comment is not None:
-                body[i] = follow.with_changes(leading_lines=[cst.EmptyLine(), *follow.leading_lines])
+            # two after helper functions (PEP 8)
+            want = 2 if isinstance(new[-1], (cst.FunctionDef, cst.ClassDef)) else 1
+            have = 0
+            for line in follow.leading_lines:
+                if line.comment is not None:
+                    break
+                have += 1
+            if have < want:
+                body[i] = follow.with_changes(
+                    leading_lines=[*[cst.EmptyLine()] * (want - have), *follow.leading_lines])
         j = insertion_index(original.body)
         self.note(original.body[j - 1] if j else original.body[0], self.message())
         self.ctx.inserted.update(id(n) for n in new)
@@ -69,6 +78,7 @@ class HorovodSetup(_ModuleSetup):
         if not self.a.tf_alias:
             lines.append("import tensorflow as tf")
         lines.append(f"import {c.hvd_module} as {c.hvd}")
+        lines += helpers.imports(c)
         lines += [
             "",
             "# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its",
@@ -89,7 +99,7 @@ class HorovodSetup(_ModuleSetup):
                 "    raise SystemExit(\"this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with \"",
                 "                     \"TF_USE_LEGACY_KERAS=1); Keras 3 is installed\")",
             ]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" + helpers.code_for(c)
 
 
 class StrategySetup(_ModuleSetup):

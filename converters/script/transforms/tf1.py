@@ -69,17 +69,37 @@ class TF1Hooks(RuleTransform):
 
 
 class SessionBroadcast(StatementRule):
-    """Plain tf.compat.v1.Session: broadcast right after the variables are initialised."""
+    """Plain tf.compat.v1.Session: broadcast right after the variables are initialised, as an op
+    of its own (``init_op.run(x)`` takes x as a feed dict, so the broadcast never goes there)."""
+
+    def _initializer(self, node) -> bool:
+        if isinstance(node, cst.Call):
+            return self.q(node.func) in T.TF1_INITIALIZERS
+        return isinstance(node, cst.Name) and node.value in self.a.initializer_names
 
     def after(self, original, stmt, following):
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             return []
         value = getattr(stmt.body[0], "value", None)
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value == "run" and "global_variables_initializer" in code(value)):
+                and value.func.attr.value == "run"):
             return []
+        receiver = value.func.value
+        bcast = f"{self.ctx.hvd}.broadcast_global_variables(0)"
+        if self._initializer(receiver):
+            # init_op.run(session=sess): the broadcast op runs the same way.
+            found = find_arg(value, "session", 1)
+            run = f"{bcast}.run(session={code(found[1].value).strip()})" if found else f"{bcast}.run()"
+        else:
+            found = find_arg(value, "fetches", 0)
+            fetched = found[1].value if found else None
+            items = [e.value for e in fetched.elements] if isinstance(fetched, (cst.List, cst.Tuple)) \
+                else [fetched]
+            if not any(self._initializer(i) or "global_variables_initializer" in code(i)
+                       for i in items if i is not None):
+                return []
+            run = f"{code(receiver).strip()}.run({bcast})"
         if following is not None and "broadcast_global_variables" in code(following):
             return []
-        sess = code(value.func.value).strip()
         self.note(original, "rank 0's initial variables broadcast to all workers after initialisation")
-        return statements(f"{sess}.run({self.ctx.hvd}.broadcast_global_variables(0))\n")
+        return statements(run + "\n")

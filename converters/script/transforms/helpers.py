@@ -1,0 +1,104 @@
+"""Small runtime helpers a Horovod conversion writes into the script, only when a rule uses
+them: what a rewrite needs to know about the data at run time (an array or a dataset, sharded
+or not, a file or a checkpoint prefix) cannot be read from the source."""
+from __future__ import annotations
+
+# Each helper: the code written into the script ({hvd} and {tf} are filled in). Written in the
+# order of this table, after Horovod's setup.
+HELPERS = {
+    "tape_module": None,  # an import only (see imports() below)
+    "shard": '''
+def _hvd_shard(data):
+    # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
+    # number of samples, so all ranks run the same number of steps); datasets pass through.
+    if isinstance(data, dict):
+        return {{key: _hvd_shard(value) for key, value in data.items()}}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_hvd_shard(value) for value in data)
+    if isinstance(data, {tf}.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
+        return data
+    end = len(data) // {hvd}.size() * {hvd}.size()
+    return data[{hvd}.rank():end:{hvd}.size()]
+''',
+    "unsharded": '''
+def _hvd_unsharded(data):
+    # Horovod: adapt() must learn from all the data, the same on every rank, as in one process;
+    # a dataset sharded by rank is gathered back from every rank first (in rank order).
+    import numpy as np
+    import horovod.tensorflow as hvd_tf
+    if not isinstance(data, {tf}.data.Dataset):
+        return data
+    todo, sharded = [data], False
+    while todo:
+        ds = todo.pop()
+        sharded = sharded or type(ds).__name__ == "_ShardDataset"
+        todo.extend(ds._inputs())
+    if not sharded:
+        return data
+    parts = [e for part in hvd_tf.allgather_object(list(data.as_numpy_iterator())) for e in part]
+    spec = {tf}.nest.flatten(data.element_spec)[0]
+    batched = spec.shape.rank and spec.shape[0] is None
+    whole = {tf}.nest.map_structure(lambda *xs: np.concatenate(xs) if batched else np.stack(xs), *parts)
+    out = {tf}.data.Dataset.from_tensor_slices(whole)
+    return out.batch(len({tf}.nest.flatten(parts[0])[0])) if batched else out
+''',
+    "from_rank0": '''
+def _hvd_from_rank0(path):
+    # Horovod: only rank 0 wrote this file (checkpoints and saves are rank 0's); every rank
+    # reads rank 0's copy, sent over Horovod once rank 0 has finished writing it.
+    import glob, io, os, tarfile, tempfile
+    import horovod.tensorflow as hvd_tf
+    payload = None
+    if {hvd}.rank() == 0:
+        found = [path] if os.path.exists(path) else glob.glob(glob.escape(path) + ".*")
+        index = os.path.join(os.path.dirname(path) or ".", "checkpoint")
+        if os.path.exists(index) and not os.path.exists(path):
+            found.append(index)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for name in found:
+                tar.add(name, arcname=os.path.basename(os.path.normpath(name)))
+        payload = buffer.getvalue()
+    payload = hvd_tf.broadcast_object(payload, root_rank=0)
+    if {hvd}.rank() == 0:
+        return path
+    local = tempfile.mkdtemp(prefix="hvd-rank0-")
+    with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
+        tar.extractall(local)
+    return os.path.join(local, os.path.basename(os.path.normpath(path)))
+''',
+    "broadcast_callback": '''
+class _HvdBroadcastVariables({keras}.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, {tf}.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
+''',
+}
+
+
+def imports(ctx) -> list[str]:
+    """Import lines the helpers need beside Horovod's own."""
+    if "tape_module" in ctx.helpers:
+        return [f"import horovod.tensorflow as {ctx.hvd}_tf"]
+    return []
+
+
+def code_for(ctx) -> str:
+    out = []
+    for name, text in HELPERS.items():
+        if name in ctx.helpers and text:
+            out.append(text.format(hvd=ctx.hvd, tf=ctx.tf, keras=ctx.keras))
+    return "".join("\n" + t for t in out)
