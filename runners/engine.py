@@ -44,6 +44,7 @@ class EngineConfig:
     follow: bool = True             # follow running jobs in threads (live metrics, auto-finish)
     poll_s: float = 0.2             # how often a local job's log is read while it runs
     schedule_s: float = 2.0         # how often queued jobs are re-checked (work of other engines)
+    job_user: str | None = None     # [runner] user: who local jobs run as (None: tfdesk-job as root)
     # The catalog's environments as plain dicts (runners/runtimes.py); None: every job runs
     # with runner_python and no runtime is chosen.
     environments: Callable[[], list[dict[str, Any]]] | None = None
@@ -59,7 +60,7 @@ class Engine:
         self.jobs_dir = Path(config.jobs_dir)
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.env = RunnerEnv(Path(config.runner_python))
-        self.local = LocalBackend(grace_s=config.grace_s)
+        self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user)
         self._k8s = None
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)

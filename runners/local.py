@@ -1,8 +1,11 @@
 """The local backend: each job runs under its own supervisor process (see supervise.py) in its
-own process group and working directory; tfdesk follows the log and the exit record."""
+own process group and working directory; tfdesk follows the log and the exit record. The
+supervisor starts with a clean environment and, when tfdesk is root, as the job user
+(see isolation.py)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -11,11 +14,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runners import isolation
 from runners.kinds import LocalPlan
+
+log = logging.getLogger(__name__)
 
 SUPERVISOR = Path(__file__).with_name("supervise.py")
 LOG_NAME = "job.log"
 META_DIR = ".tfdesk"
+# The supervisor needs only the standard library: tfdesk's own interpreter, or a system one
+# when tfdesk's is out of the job user's reach.
+SUPERVISOR_PYTHONS = (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3")
 
 
 def paths(workdir: Path) -> dict[str, Path]:
@@ -38,9 +47,34 @@ def _proc_start_time(pid: int) -> int | None:
 class LocalBackend:
     name = "local"
 
-    def __init__(self, grace_s: float = 10.0):
+    def __init__(self, grace_s: float = 10.0, user: str | None = None):
+        """``user``: the ``[runner] user`` setting (None: ``tfdesk-job`` when root)."""
         self.grace_s = grace_s
         self._children: dict[str, subprocess.Popen] = {}
+        self.user, self.user_note = isolation.resolve_user(user)
+        (log.info if self.user else log.warning)("%s", self.user_note)
+        self._warned: set[str] = set()
+
+    def _run_as(self, plan: LocalPlan, workdir: Path) -> tuple[isolation.JobUser | None, str]:
+        """The user this job runs as and the supervisor's interpreter: the job user when every
+        program of the plan and the folder are within its reach, else tfdesk's own user
+        (said in the log, once per cause)."""
+        if self.user is None:
+            return None, sys.executable
+        programs = sorted({str(pr.argv[0]) for pr in plan.procs})
+        missing = isolation.unreachable(self.user, programs, workdir)
+        supervisor = next((py for py in SUPERVISOR_PYTHONS if os.path.exists(py) and not
+                           isolation.unreachable(self.user, [py], workdir)), None)
+        if missing or supervisor is None:
+            why = missing or "no Python for the supervisor"
+            if why not in self._warned:
+                self._warned.add(why)
+                log.warning("a local job runs as %s, not %s: %s is out of that user's reach "
+                            "(make it and its parent folders readable by %s)",
+                            isolation.pwd.getpwuid(os.geteuid()).pw_name, self.user.name, why,
+                            self.user.name)
+            return None, sys.executable
+        return self.user, supervisor
 
     def start(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None) -> dict[str, Any]:
         p = paths(workdir)
@@ -51,11 +85,16 @@ class LocalBackend:
                       for pr in plan.procs],
             "cwd": str(workdir), "log": str(p["log"]), "exit": str(p["exit"]),
             "timeout": timeout, "grace": self.grace_s}))
-        # The supervisor needs nothing but the standard library, so the bot's interpreter runs it.
-        proc = subprocess.Popen([sys.executable, str(SUPERVISOR), str(p["plan"])], cwd=workdir,
+        user, python = self._run_as(plan, workdir)
+        as_user: dict[str, Any] = {}
+        if user is not None:
+            isolation.hand_over(workdir, user, (LOG_NAME, META_DIR))
+            as_user = {"user": user.uid, "group": user.gid, "extra_groups": [], "umask": 0o007}
+        proc = subprocess.Popen([python, str(SUPERVISOR), str(p["plan"])], cwd=workdir,
+                                env=isolation.clean_env(Path(workdir)),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=open(p["plan"].parent / "supervisor.err", "wb"),
-                                process_group=0, close_fds=True)
+                                process_group=0, close_fds=True, **as_user)
         self._children[job_id] = proc
         return {"pid": proc.pid, "pgid": proc.pid, "pid_start": _proc_start_time(proc.pid),
                 "host": os.uname().nodename}
@@ -68,8 +107,10 @@ class LocalBackend:
         return start is not None and start == handle.get("pid_start", start)
 
     def exit_record(self, workdir: Path) -> dict[str, Any] | None:
-        try:
-            return json.loads(paths(workdir)["exit"].read_text())
+        try:  # written by the job's user: never followed through a link it planted
+            fd = os.open(paths(workdir)["exit"], os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as f:
+                return json.loads(f.read(65536))
         except (OSError, ValueError):
             return None
 
@@ -116,9 +157,12 @@ def collect_artifacts(workdir: Path) -> list[dict[str, Any]]:
             rel = entry.relative_to(workdir)
             if rel.parts[0] in skip or (d == workdir and entry.name.startswith("script")):
                 continue
+            if entry.is_symlink():  # the job's links may point at anything of tfdesk's
+                continue
             if entry.is_dir():
                 if (entry / "saved_model.pb").exists():
-                    size = sum(f.stat().st_size for f in entry.rglob("*") if f.is_file())
+                    size = sum(f.lstat().st_size for f in entry.rglob("*")
+                               if f.is_file() and not f.is_symlink())
                     out.append({"path": str(rel), "size": size, "kind": "saved_model"})
                 else:
                     stack.append(entry)

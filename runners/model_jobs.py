@@ -75,7 +75,7 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
     import json
 
     from runners.kinds import K8sPlan
-    from runners.kubernetes.manifests import labels, object_name
+    from runners.kubernetes.manifests import labels, object_name, service_account
 
     ns = settings.get("namespace", "default")
     name = object_name(job_id)
@@ -102,7 +102,7 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
                                   {"name": "data", "mountPath": mount}]}
     if gpus:
         container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
-    pod = {"restartPolicy": "Never", "containers": [container],
+    pod = {"restartPolicy": "Never", "containers": [container], **service_account(settings),
            "volumes": [{"name": "code", "configMap": {"name": name + "-code", "items": items}},
                        {"name": "data", "persistentVolumeClaim": {"claimName": settings["pvc"]}}]}
     if settings.get("node_selector"):

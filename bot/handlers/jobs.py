@@ -28,6 +28,7 @@ def engine_config(config):
         kubernetes=config.section("kubernetes"),
         grace_s=float(jobs.get("grace_s", 10)),
         environments=environments_provider(config),
+        job_user=runner.get("user"),
     )
 
 
@@ -37,7 +38,11 @@ def make_engine(config, follow_runs: bool = False):
     with ``follow_runs``, for a long-running tfdesk, taken over)."""
     from bot.handlers.pipeline_engine import reconcile_pipeline_runs, register_outputs_subscriber
     from runners.engine import Engine
+    from runners.isolation import protect_files
     engine = Engine(engine_config(config))
+    # Jobs run as another user (when tfdesk is root): what holds tfdesk's secrets is ours
+    # alone (SQLite gives the -wal/-shm files it creates later the database's mode).
+    protect_files(config.state_path, config.home / "tfdesk.toml")
     register_outputs_subscriber(engine, config.state_path)
     reconcile_pipeline_runs(engine, config.state_path, follow=follow_runs)
     return engine

@@ -105,6 +105,8 @@ def run_forever(config: Config, mode: str, host: str | None, port: int) -> None:
     # Acks wait for the GIL behind busy workers after every socket call; a shorter switch
     # interval (default 5 ms) hands it back to them sooner. This process only serves Slack.
     sys.setswitchinterval(float(config.section("slack").get("switch_interval_s", 0.001)))
+    from runners.isolation import protect_process
+    protect_process()  # jobs of tfdesk's own user cannot read its tokens from /proc
     runtime = Runtime(config, mode)
     runtime.start_background()
     try:

@@ -40,10 +40,19 @@ def image_for(spec: dict, settings: dict) -> str:
     return images["default"]
 
 
-def _pod_spec(containers: list[dict], settings: dict, volumes: list[dict], restart: str) -> dict:
-    spec: dict[str, Any] = {"containers": containers, "volumes": volumes, "restartPolicy": restart}
+def service_account(settings: dict) -> dict[str, Any]:
+    """Pods run members' code: no Kubernetes API token in them unless the operator asks for
+    one (``[kubernetes] automount_service_account_token = true``)."""
+    out: dict[str, Any] = {"automountServiceAccountToken":
+                           bool(settings.get("automount_service_account_token", False))}
     if settings.get("service_account"):
-        spec["serviceAccountName"] = settings["service_account"]
+        out["serviceAccountName"] = settings["service_account"]
+    return out
+
+
+def _pod_spec(containers: list[dict], settings: dict, volumes: list[dict], restart: str) -> dict:
+    spec: dict[str, Any] = {"containers": containers, "volumes": volumes, "restartPolicy": restart,
+                            **service_account(settings)}
     if settings.get("node_selector"):
         spec["nodeSelector"] = {str(k): str(v) for k, v in settings["node_selector"].items()}
     if settings.get("tolerations"):
