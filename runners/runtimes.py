@@ -82,8 +82,9 @@ def _version(v: str) -> Version | None:
         return None
 
 
-def misfit(env: dict[str, Any], needs: Needs) -> str | None:
-    """Why ``env`` cannot run a job with these needs, or None when it can."""
+def misfit(env: dict[str, Any], needs: Needs, brief: bool = False) -> str | None:
+    """Why ``env`` cannot run a job with these needs, or None when it can (``brief``: without
+    repeating the job's evidence)."""
     if env.get("kind") == "local" and env.get("python") and not Path(env["python"]).exists():
         return (f"its interpreter {env['python']} is missing (build it with 'make runner-env', "
                 f"or point the environment at another)")
@@ -91,13 +92,18 @@ def misfit(env: dict[str, Any], needs: Needs) -> str | None:
     for need in needs.items:
         if need.tf:
             if tf is None:
-                return f"its TensorFlow version is not recorded, and the job {need.why}"
-            if not SpecifierSet(need.tf).contains(tf, prereleases=True):
-                return f"it has TensorFlow {tf}, and the job {need.why}"
+                bad = "its TensorFlow version is not recorded"
+            elif not SpecifierSet(need.tf).contains(tf, prereleases=True):
+                bad = f"it has TensorFlow {tf}"
+            else:
+                bad = None
+            if bad:
+                return bad if brief else f"{bad}, and the job {need.why}"
         if need.horovod and not env.get("horovod_version"):
-            return f"it has no Horovod, and the job {need.why}"
+            return "it has no Horovod" if brief else f"it has no Horovod, and the job {need.why}"
         if need.tensorrt and "tensorrt" not in (env.get("tags") or []):
-            return f"it has no TensorRT (no 'tensorrt' tag), and the job {need.why}"
+            bad = "it has no TensorRT (no 'tensorrt' tag)"
+            return bad if brief else f"{bad}, and the job {need.why}"
     return None
 
 
@@ -172,7 +178,7 @@ def choose(envs: list[dict[str, Any]], needs: Needs, backend: str = "local",
                                     e["name"]))
     why = f"picked {best['name']} ({_versions(best)}): the job {needs.describe() or 'fits it'}"
     if default is not None:
-        why += f"; the default {default['name']} does not fit ({misfit(default, needs)})"
+        why += f"; the default {default['name']} does not fit ({misfit(default, needs, brief=True)})"
     return best, why
 
 

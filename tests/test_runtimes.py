@@ -166,3 +166,43 @@ def test_cli_registers_both_runtimes_picks_and_obeys_default(tmp_path, monkeypat
     finally:
         if "jobs.engine" in ctx._cache:
             ctx._cache["jobs.engine"].close()
+
+
+def test_pipeline_steps_run_each_in_their_own_environment(tmp_path, monkeypatch):
+    """Two steps naming two local environments: each job runs with its environment's
+    interpreter (the script prints the interpreter it runs on)."""
+    from bot.dispatch import run_line
+    ctx = _ctx(tmp_path, monkeypatch)
+    for name, tf in (("old", "2.15.1"), ("new", "2.21.0")):
+        bin_dir = tmp_path / name / "bin"
+        bin_dir.mkdir(parents=True)
+        (bin_dir / "python").symlink_to(sys.executable)
+        (tmp_path / name / "versions.json").write_text(f'{{"tf_version": "{tf}"}}')
+        _, r = run_line(ctx, f"environments add {name} --python {bin_dir / 'python'}")
+        assert r.ok, r.text
+    script = write(tmp_path / "which.py", "import sys\nprint('PY', sys.executable)\n")
+    yml = write(tmp_path / "p.yaml", f"""
+        name: two-runtimes
+        steps:
+          - name: first
+            kind: train
+            environment: old
+            with: {{script_path: {script}}}
+          - name: second
+            kind: train
+            environment: new
+            with: {{script_path: {script}}}
+        """)
+    try:
+        assert run_line(ctx, f"pipelines add - {yml}")[1].ok
+        _, r = run_line(ctx, "pipeline run two-runtimes")
+        assert r.ok, r.text
+        engine = ctx._cache["jobs.engine"]
+        jobs = {j.spec["labels"]["step"]: j for j in engine.list()}
+        for step, env in (("first", "old"), ("second", "new")):
+            job = jobs[step]
+            assert job.state == "succeeded" and job.spec["runtime"]["name"] == env
+            assert f"PY {tmp_path / env / 'bin' / 'python'}" in engine.read_log(job.id)
+    finally:
+        if "jobs.engine" in ctx._cache:
+            ctx._cache["jobs.engine"].close()
