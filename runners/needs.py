@@ -16,9 +16,6 @@ from runners.runtimes import KERAS3_TF, Needs
 KERAS2 = f"<{KERAS3_TF}"
 KERAS3 = f">={KERAS3_TF}"
 TF_PIN = re.compile(r"tensorflow(?:-cpu|-gpu)?\s*==\s*(\d+\.\d+(?:\.\d+)?)")
-# Methods only Keras 3 optimizers have (Keras 2's take apply_gradients).
-KERAS3_OPTIMIZER_METHODS = ("apply", "stateless_apply")
-OPTIMIZER_MODULES = ("keras.optimizers", "tf.keras.optimizers", "tensorflow.keras.optimizers")
 TFTRT_LAST = "2.18"  # TF-TRT is gone from TF >= 2.18
 
 
@@ -31,21 +28,6 @@ def _tf_pin(source: str, spec: dict) -> str | None:
 
 def _pin_spec(v: str) -> str:
     return f"=={v}" if v.count(".") >= 2 else f"=={v}.*"
-
-
-def _optimizer_apply(tree: ast.AST, analysis) -> tuple[int, str] | None:
-    """``opt.apply(grads, vars)`` on a Keras optimizer: Keras 3 only."""
-    optimizers = {name for name, calls in analysis.assigned_from.items()
-                  if any(c and c.startswith(OPTIMIZER_MODULES) for c in calls)}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in KERAS3_OPTIMIZER_METHODS:
-            recv = node.func.value
-            name = recv.id if isinstance(recv, ast.Name) else \
-                recv.attr if isinstance(recv, ast.Attribute) else None
-            if name in optimizers or (name and "optimizer" in name.lower()):
-                return node.lineno, f"{name}.{node.func.attr}()"
-    return None
 
 
 def script_needs(source: str, launcher: str, spec: dict | None = None) -> Needs:
@@ -62,9 +44,6 @@ def script_needs(source: str, launcher: str, spec: dict | None = None) -> Needs:
     from converters.script.analysis import analyze
     a = analyze(tree)
     evidence = [f"{api}, line {line}" for line, api in a.keras3_evidence[:2]]
-    applied = _optimizer_apply(tree, a)
-    if applied and not any(api.startswith("optimizer.") for _, api in a.keras3_evidence):
-        evidence.append(f"{applied[1]}, line {applied[0]}")
     if evidence:
         needs.add(KERAS3, f"uses Keras 3 APIs ({'; '.join(evidence)}), which need TF >= {KERAS3_TF}")
     if "keras_fit" in a.styles:

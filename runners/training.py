@@ -133,7 +133,9 @@ def base_env(spec: dict, workdir: Path, env: RunnerEnv) -> dict[str, str]:
     (tokens, config) leaks into it."""
     out = {"PATH": f"{env.bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir),
            "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TFDESK_WORKDIR": str(workdir),
-           "LANG": "C.UTF-8"}
+           "LANG": "C.UTF-8",
+           # Keras writes its settings under KERAS_HOME (default ~/.keras, here the job folder).
+           "KERAS_HOME": str(workdir / ".tfdesk" / "keras")}
     if spec.get("epochs"):
         out["TFDESK_EPOCHS"] = str(spec["epochs"])
     if not spec.get("gpus_per_worker"):

@@ -61,7 +61,7 @@ def _envs(tmp_path: Path):
 def test_needs_are_read_from_the_script():
     loop = script_needs(K3_LOOP, "tf-distribute")
     assert [n.tf for n in loop.items] == [">=2.16"]
-    assert "optimizer.apply(), line 10" in loop.describe()
+    assert "optimizer.apply, line 10" in loop.describe()  # the converter's analysis
     fit = script_needs(TFK_FIT, "tf-distribute")
     assert [n.tf for n in fit.items] == ["<2.16"] and "fit() (line 5)" in fit.describe()
     assert script_needs(TFK_FIT, "python").items == []
@@ -203,6 +203,27 @@ def test_pipeline_steps_run_each_in_their_own_environment(tmp_path, monkeypatch)
             job = jobs[step]
             assert job.state == "succeeded" and job.spec["runtime"]["name"] == env
             assert f"PY {tmp_path / env / 'bin' / 'python'}" in engine.read_log(job.id)
+    finally:
+        if "jobs.engine" in ctx._cache:
+            ctx._cache["jobs.engine"].close()
+
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+@pytest.mark.parametrize("script, to, expected", [
+    ("keras3_fit_train_step.py", "tf-distribute", "keras-team/keras#20585"),
+    ("keras3_fit_train_step.py", "horovod", "Convert with --to tf-distribute instead"),
+    ("keras3_loop.py", "horovod", "Convert with --to tf-distribute instead"),
+])
+def test_keras3_refusals_before_anything_starts(tmp_path, monkeypatch, script, to, expected):
+    from bot.dispatch import run_line
+    ctx = _ctx(tmp_path, monkeypatch)
+    try:
+        _, r = run_line(ctx, f"train {SCRIPTS / script} --workers 2 --to {to}")
+        assert not r.ok and expected in r.text and "Keras" in r.text
+        assert "Traceback" not in r.text
+        assert ctx._cache["jobs.engine"].list() == []  # no job was made
     finally:
         if "jobs.engine" in ctx._cache:
             ctx._cache["jobs.engine"].close()

@@ -1,0 +1,41 @@
+"""Real runs on this CPU in the two runtimes make runner-env builds: a Keras 3 GradientTape
+loop converted to tf.distribute trains with two workers on the TF 2.21 runtime, which tfdesk
+picks by itself, and both workers end with the same weights."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+KERAS2 = REPO / ".venv-runner" / "bin" / "python"
+KERAS3 = REPO / ".venv-runner-tf221" / "bin" / "python"
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600),
+              pytest.mark.skipif(not (KERAS2.exists() and KERAS3.exists()),
+                                 reason="the runner environments (make runner-env) are not built")]
+
+
+def test_keras3_loop_trains_in_sync_on_the_tf221_runtime(tmp_path, monkeypatch):
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text(f'[runner]\npython = "{KERAS2}"\nkeras3_python = "{KERAS3}"\n')
+    monkeypatch.setenv("TFDESK_HOME", str(home))
+    ctx = Context(config=load_config())
+    script = tmp_path / "keras3_loop.py"
+    shutil.copy(REPO / "tests" / "scripts" / "keras3_loop.py", script)
+    try:
+        _, r = run_line(ctx, f"train {script} --workers 2 --to tf-distribute --wait")
+        assert r.ok, r.text
+        assert "environment: picked runner-tf221 (TF 2.21" in r.text
+        log = ctx._cache["jobs.engine"].read_log(r.data["id"])
+        digests = dict(re.findall(r"^\[(\d)\] WEIGHTS (\w+)$", log, re.M))
+        assert set(digests) == {"0", "1"} and digests["0"] == digests["1"], log[-2000:]
+        assert "MultiWorkerMirroredStrategy" in (Path(r.data["workdir"]) / "script.py").read_text()
+    finally:
+        if "jobs.engine" in ctx._cache:
+            ctx._cache["jobs.engine"].close()
