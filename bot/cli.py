@@ -11,6 +11,7 @@ from bot.config import ConfigError, load_config
 from bot.context import Context
 from bot.dispatch import run_line
 from bot.reply import Reply
+from bot.services import Services
 
 
 def emit(reply: Reply, as_json: bool, out=None, err=None) -> None:
@@ -24,7 +25,8 @@ def emit(reply: Reply, as_json: bool, out=None, err=None) -> None:
             print(f"file: {f}", file=out)
 
 
-def make_progress_context(config, stream=None) -> tuple[Context, Progress]:
+def make_progress_context(config, stream=None, services: Services | None = None
+                          ) -> tuple[Context, Progress]:
     console = Console(file=stream or sys.stderr)
     progress = Progress(TextColumn("{task.description}"), BarColumn(),
                         TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
@@ -39,7 +41,7 @@ def make_progress_context(config, stream=None) -> tuple[Context, Progress]:
             tasks[key] = progress.add_task(message, total=total)
         progress.update(tasks[key], description=message, completed=done or 0, total=total)
 
-    return Context(config=config, progress=report), progress
+    return Context(config=config, progress=report, services=services), progress
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,12 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    if not argv:
-        from bot.console import console_loop
-        return console_loop(config)
-    ctx, progress = make_progress_context(config)
-    with progress:
-        command, reply = run_line(ctx, argv)
+    services = Services(config)  # this process's KB, engine and catalog, opened on first use
+    try:
+        if not argv:
+            from bot.console import console_loop
+            return console_loop(config, services=services)
+        ctx, progress = make_progress_context(config, services=services)
+        with progress:
+            command, reply = run_line(ctx, argv)
+    finally:
+        services.close()
     try:
         emit(reply, as_json=(command.json if command else "--json" in argv))
         sys.stdout.flush()

@@ -11,7 +11,7 @@ Try: ask pad a tensor with zeros | history tf.keras.Model.fit | diff 2.15 2.16 -
 'help' lists every command; 'quit' or Ctrl-D leaves."""
 
 
-def console_loop(config: Config, stdin=None, stdout=None) -> int:
+def console_loop(config: Config, stdin=None, stdout=None, services=None) -> int:
     from bot.cli import emit, make_progress_context
 
     stdin = stdin or sys.stdin
@@ -23,7 +23,7 @@ def console_loop(config: Config, stdin=None, stdout=None) -> int:
         except ImportError:
             pass
     print(BANNER, file=stdout, flush=True)
-    ctx, progress = make_progress_context(config)
+    ctx, progress = make_progress_context(config, services=services)
     while True:
         if interactive:
             try:

@@ -1,4 +1,5 @@
-"""What a handler gets besides its arguments: configuration, who asked, where to report."""
+"""What a handler gets besides its arguments: configuration, the process's services, who
+asked, where to report."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -6,6 +7,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from bot.config import Config
+from bot.services import Services
 
 
 @dataclass
@@ -20,13 +22,13 @@ class Context:
     # sets it to the folders tfdesk fills itself, so nobody reads the server's files through
     # a command.
     file_roots: tuple[Path, ...] | None = None
-    _cache: dict[str, Any] = field(default_factory=dict)
+    # The process's long-lived objects (KB, engine, catalog), built once at the edge and
+    # shared by every request; a context made without one (a test, a script) gets its own.
+    services: Services | None = None
 
-    def cached(self, key: str, make: Callable[[], Any]) -> Any:
-        """Open something once per context (the KB, the state DB) and reuse it."""
-        if key not in self._cache:
-            self._cache[key] = make()
-        return self._cache[key]
+    def __post_init__(self) -> None:
+        if self.services is None:
+            self.services = Services(self.config)
 
     def report(self, message: str, done: int | None = None, total: int | None = None) -> None:
         if self.progress:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import queue
 import re
 import secrets
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runners.kinds import JobKind, RunnerEnv, get_kind
-from runners.local import LocalBackend, collect_artifacts, paths
+from runners.local import LocalBackend, collect_artifacts, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader, read_csv_log
 from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, SUCCEEDED,
                             TERMINAL, Event, Job, JobError)
@@ -43,7 +44,8 @@ class EngineConfig:
     grace_s: float = 10.0           # SIGTERM -> SIGKILL on cancel and timeout
     follow: bool = True             # follow running jobs in threads (live metrics, auto-finish)
     poll_s: float = 0.2             # how often a local job's log is read while it runs
-    schedule_s: float = 2.0         # how often queued jobs are re-checked (work of other engines)
+    schedule_s: float = 0.5         # how often the scheduler looks for new and ended work
+    lease_s: float = 3.0            # a scheduler silent this long is gone; another takes over
     job_user: str | None = None     # [runner] user: who local jobs run as (None: tfdesk-job as root)
     # The catalog's environments as plain dicts (runners/runtimes.py); None: every job runs
     # with runner_python and no runtime is chosen.
@@ -71,12 +73,29 @@ class Engine:
         self._changed = threading.Condition(threading.Lock())
         self._closed = threading.Event()
         self._wake = threading.Event()
-        self._dispatcher = threading.Thread(target=self._dispatch, name="jobs-events", daemon=True)
-        self._dispatcher.start()
+        self._dispatcher: threading.Thread | None = None
+        self._scheduler_thread: threading.Thread | None = None
+        self.started = False
+        # Who claims a job is recorded with it, so another engine can tell a job that is
+        # being started (its claimant lives) from one whose claimant died mid-start.
+        self.me = {"pid": os.getpid(), "pid_start": proc_start_time(os.getpid()),
+                   "host": os.uname().nodename, "id": secrets.token_hex(4)}
+
+    def start(self) -> "Engine":
+        """Run: reconcile what a stopped tfdesk left, follow every active job (whoever
+        started it), and schedule queued jobs while this engine holds the scheduler lease
+        (one scheduler per state database). Constructing an engine starts nothing."""
+        if self.started:
+            return self
+        self.started = True
+        self._ensure_dispatcher()
         self.reconcile()
-        if config.follow:
-            threading.Thread(target=self._scheduler, name="jobs-scheduler", daemon=True).start()
-        self.schedule()
+        self._tick()
+        if self.config.follow:
+            self._scheduler_thread = threading.Thread(target=self._scheduler, daemon=True,
+                                                      name="jobs-scheduler")
+            self._scheduler_thread.start()
+        return self
 
     # -- public API ------------------------------------------------------------------------------
     def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
@@ -106,7 +125,7 @@ class Engine:
         if why:
             self._publish(self.store.append_event(Event(job.id, "info", f"environment: {why}",
                                                         {"runtime": stored.get("runtime")})))
-        self.schedule()
+        self._kick(job.id)
         return self.store.get(job.id)
 
     def runtime(self, kind: str, spec: dict[str, Any], backend: str = "local"):
@@ -205,6 +224,7 @@ class Engine:
         artifact. Returns a token for :meth:`unsubscribe`."""
         token = next(self._sub_ids)
         self._subs[token] = (callback, job_id)
+        self._ensure_dispatcher()
         return token
 
     def unsubscribe(self, token: int) -> None:
@@ -258,11 +278,14 @@ class Engine:
             if not followed and job.state == RUNNING:
                 if self._catch_up(job):
                     continue
+            elif job.state == QUEUED:
+                self._kick(job_id)  # no scheduler runs: the waiting process starts its job
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 return job
             with self._changed:
-                self._changed.wait(min(left if left is not None else 1.0, 1.0 if not followed else 5.0))
+                self._changed.wait(min(left if left is not None else 1.0,
+                                       5.0 if followed else self.config.poll_s))
 
     def close(self) -> None:
         """Stop following; running jobs keep running and are re-attached by the next engine."""
@@ -271,28 +294,73 @@ class Engine:
         self._events.put(None)
         for t in list(self._followers.values()):
             t.join(timeout=2)
-        self._dispatcher.join(timeout=2)
+        if self._scheduler_thread is not None:
+            self._scheduler_thread.join(timeout=2)
+        self.store.release_lease(self.me["id"])
+        if self._dispatcher is not None:
+            self._dispatcher.join(timeout=2)
 
     # -- scheduling ------------------------------------------------------------------------------
     def schedule(self) -> None:
+        """Start queued jobs while the pools have room (the scheduler's work)."""
         if self._closed.is_set():
             return
         with self._lock:
-            for backend, limit in (("local", self.config.local_workers),
-                                   ("kubernetes", self.config.kubernetes_workers)):
+            for backend, limit in self._limits():
                 while not self._closed.is_set():
-                    job = self.store.claim_next(backend, limit, self.config.per_owner)
+                    job = self.store.claim_next(backend, limit, self.config.per_owner, self.me)
                     if job is None:
                         break
                     self._publish(job._claim_event)
                     self._start(job)
+
+    def _limits(self):
+        return (("local", self.config.local_workers),
+                ("kubernetes", self.config.kubernetes_workers))
+
+    def scheduler(self) -> dict[str, Any] | None:
+        """The engine holding the scheduler lease, when one is alive."""
+        lease = self.store.lease()
+        if lease is None or time.time() - lease["heartbeat"] > self.config.lease_s:
+            return None
+        if lease["host"] == self.me["host"] and not pid_alive(lease["pid"], lease["pid_start"]):
+            return None  # its process is gone: no need to wait for the lease to go stale
+        return lease
+
+    def _kick(self, job_id: str) -> None:
+        """A job was submitted (or is waited for): the scheduler starts it; with no scheduler
+        running, this process starts it itself, within the same limits."""
+        lease = self.scheduler()
+        if lease is not None and lease["holder"] != self.me["id"]:
+            return  # the running scheduler sees it within schedule_s
+        if lease is not None:
+            self.schedule()
+            return
+        job = self.store.get(job_id)
+        limit = dict(self._limits())[job.backend]
+        with self._lock:
+            ev = self.store.claim(job_id, job.backend, limit, self.config.per_owner, job.owner,
+                                  self.me)
+            if ev is not None:
+                self._publish(ev)
+                self._start(self.store.get(job_id))
+
+    def _tick(self) -> None:
+        """One round of the scheduler: hold the lease and start what fits; see every active
+        job (whoever started it) and follow it to its end."""
+        if self.store.take_lease(self.me, self.config.lease_s, pid_alive):
+            self.schedule()
+        if self.config.follow:
+            for job in self.store.list(states=[STARTING, RUNNING]):
+                if job.id not in self._followers:
+                    self._look_at(job)
 
     def _scheduler(self) -> None:
         while not self._closed.is_set():
             self._wake.wait(self.config.schedule_s)
             self._wake.clear()
             try:
-                self.schedule()
+                self._tick()
             except Exception:  # noqa: BLE001 - keep scheduling whatever one job did
                 log.exception("scheduling failed")
 
@@ -317,7 +385,9 @@ class Engine:
         self._follow(job.id)
 
     def _follow(self, job_id: str) -> None:
-        if not self.config.follow or self._closed.is_set():
+        # Only a started engine follows in threads; a one-shot command that waits for its job
+        # catches up in wait() instead.
+        if not (self.started and self.config.follow) or self._closed.is_set():
             return
         with self._lock:
             t = self._followers.get(job_id)
@@ -349,23 +419,46 @@ class Engine:
     def reconcile(self) -> None:
         """Look at every job that was starting or running when tfdesk last stopped."""
         for job in self.store.list(states=[STARTING, RUNNING]):
+            if job.backend == "kubernetes" and job.state == RUNNING:
+                self._publish(Event(job.id, "info", "re-attached to the cluster job", ts=time.time()))
+            self._look_at(job)
+
+    def refresh(self) -> None:
+        """Notice local jobs that ended while nobody followed them (a read-only look: starts
+        nothing, follows nothing)."""
+        for job in self.store.list(states=[STARTING, RUNNING], backend="local"):
             try:
-                if job.backend == "kubernetes":
-                    if job.state == STARTING and not job.handle and time.time() - (job.started_at or 0) > 60:
-                        self._finish(job, LOST, "tfdesk stopped while creating its cluster objects")
-                        continue
-                    self._publish(Event(job.id, "info", "re-attached to the cluster job", ts=time.time()))
-                    if not self.kubernetes().catch_up(self, job):
-                        self._follow(job.id)
-                    continue
-                if job.state == STARTING and not job.handle.get("pid"):
-                    if time.time() - (job.started_at or 0) > 30:
-                        self._finish(job, LOST, "tfdesk stopped before the job's process started")
-                    continue
-                if not self._catch_up(job):
-                    self._follow(job.id)
+                if not self._starting(job):
+                    self._catch_up(job)
             except JobError as exc:
-                self._publish(Event(job.id, "error", str(exc), ts=time.time()))
+                log.warning("job %s: %s", job.id, exc)
+
+    def _starting(self, job: Job) -> bool:
+        """True while ``job`` is still being started by a live engine; a job whose claimant
+        died before its process or cluster objects existed is marked lost."""
+        started = job.handle.get("pid") if job.backend == "local" else job.handle.get("name")
+        if job.state != STARTING or started:
+            return False
+        claimant = job.handle.get("engine") or {}
+        if claimant.get("id") == self.me["id"]:
+            return True
+        if claimant and (claimant.get("host") != self.me["host"]
+                         or pid_alive(claimant.get("pid"), claimant.get("pid_start"))):
+            return True
+        if not claimant and time.time() - (job.started_at or 0) < 60:
+            return True  # claimed by an engine that records no claimant: give it time
+        self._finish(job, LOST, "tfdesk stopped before the job's process or cluster objects "
+                                "existed")
+        return True
+
+    def _look_at(self, job: Job) -> None:
+        try:
+            if self._starting(job):
+                return
+            if not self._catch_up(job):
+                self._follow(job.id)
+        except JobError as exc:
+            self._publish(Event(job.id, "error", str(exc), ts=time.time()))
 
     # -- following one local job -----------------------------------------------------------------
     def _catch_up(self, job: Job) -> bool:
@@ -480,7 +573,17 @@ class Engine:
         self._wake.set()
 
     # -- events ----------------------------------------------------------------------------------
+    def _ensure_dispatcher(self) -> None:
+        # Events are delivered on a thread of their own, started when first needed.
+        with self._lock:
+            if self._dispatcher is None and not self._closed.is_set():
+                self._dispatcher = threading.Thread(target=self._dispatch, name="jobs-events",
+                                                    daemon=True)
+                self._dispatcher.start()
+
     def _publish(self, ev: Event) -> None:
+        if self._subs:
+            self._ensure_dispatcher()
         self._events.put(ev)
         if ev.type == "state":
             with self._changed:

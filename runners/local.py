@@ -32,7 +32,7 @@ def paths(workdir: Path) -> dict[str, Path]:
     return {"log": Path(workdir) / LOG_NAME, "exit": meta / "exit.json", "plan": meta / "plan.json"}
 
 
-def _proc_start_time(pid: int) -> int | None:
+def proc_start_time(pid: int) -> int | None:
     """Start time of a pid in clock ticks since boot: a pid number can be reused, the pair can't."""
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -42,6 +42,14 @@ def _proc_start_time(pid: int) -> int | None:
     if fields[0] == "Z":  # a zombie has finished
         return None
     return int(fields[19])
+
+
+def pid_alive(pid: int | None, pid_start: int | None) -> bool:
+    """Is the process ``pid`` (started at ``pid_start``) still there on this machine?"""
+    if not pid:
+        return False
+    start = proc_start_time(pid)
+    return start is not None and start == (pid_start if pid_start is not None else start)
 
 
 class LocalBackend:
@@ -96,15 +104,11 @@ class LocalBackend:
                                 stderr=open(p["plan"].parent / "supervisor.err", "wb"),
                                 process_group=0, close_fds=True, **as_user)
         self._children[job_id] = proc
-        return {"pid": proc.pid, "pgid": proc.pid, "pid_start": _proc_start_time(proc.pid),
+        return {"pid": proc.pid, "pgid": proc.pid, "pid_start": proc_start_time(proc.pid),
                 "host": os.uname().nodename}
 
     def alive(self, handle: dict[str, Any]) -> bool:
-        pid = handle.get("pid")
-        if not pid:
-            return False
-        start = _proc_start_time(pid)
-        return start is not None and start == handle.get("pid_start", start)
+        return pid_alive(handle.get("pid"), handle.get("pid_start"))
 
     def exit_record(self, workdir: Path) -> dict[str, Any] | None:
         try:  # written by the job's user: never followed through a link it planted

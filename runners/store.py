@@ -56,6 +56,16 @@ CREATE TABLE IF NOT EXISTS job_metrics (
     ts REAL NOT NULL,
     PRIMARY KEY (job_id, step, name)
 );
+-- Which engine is the scheduler of this database (one row): it starts queued jobs and
+-- follows every running one; its heartbeat says it is alive.
+CREATE TABLE IF NOT EXISTS job_scheduler (
+    name TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    pid_start INTEGER,
+    host TEXT NOT NULL,
+    heartbeat REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS job_artifacts (
     job_id TEXT NOT NULL,
     path TEXT NOT NULL,
@@ -210,7 +220,8 @@ class JobStore:
                                           {"state": to, "from": state, "reason": reason, **(data or {})},
                                           now))
 
-    def claim(self, job_id: str, backend: str, limit: int, per_owner: int, owner: str) -> Event | None:
+    def claim(self, job_id: str, backend: str, limit: int, per_owner: int, owner: str,
+              claimant: dict | None = None) -> Event | None:
         """queued -> starting, but only while the backend's pool and the owner's share have room.
         Counting and claiming happen in one transaction, so the limits hold across processes."""
         now = time.time()
@@ -224,11 +235,13 @@ class JobStore:
                               (owner, STARTING, "running")).fetchone()[0]
             if busy >= limit or mine >= per_owner:
                 return None
-            db.execute("UPDATE jobs SET state = ?, started_at = ? WHERE id = ?", (STARTING, now, job_id))
+            db.execute("UPDATE jobs SET state = ?, started_at = ?, handle = ? WHERE id = ?",
+                       (STARTING, now, json.dumps({"engine": claimant} if claimant else {}), job_id))
             return self._append(db, Event(job_id, "state", STARTING,
                                           {"state": STARTING, "from": QUEUED}, now))
 
-    def claim_next(self, backend: str, limit: int, per_owner: int) -> Job | None:
+    def claim_next(self, backend: str, limit: int, per_owner: int,
+                   claimant: dict | None = None) -> Job | None:
         """Claim the oldest queued job of ``backend`` whose owner has room, if the pool has
         room: one transaction, however long the queue."""
         now = time.time()
@@ -243,12 +256,37 @@ class JobStore:
                 " ORDER BY seq LIMIT 1", (QUEUED, backend, STARTING, "running", per_owner)).fetchone()
             if row is None:
                 return None
-            db.execute("UPDATE jobs SET state = ?, started_at = ? WHERE id = ?", (STARTING, now, row["id"]))
+            db.execute("UPDATE jobs SET state = ?, started_at = ?, handle = ? WHERE id = ?",
+                       (STARTING, now, json.dumps({"engine": claimant} if claimant else {}),
+                        row["id"]))
             ev = self._append(db, Event(row["id"], "state", STARTING,
                                         {"state": STARTING, "from": QUEUED}, now))
         job = self.get(row["id"])
         job._claim_event = ev  # type: ignore[attr-defined]
         return job
+
+    # -- the scheduler lease --------------------------------------------------------------------
+    def lease(self) -> dict[str, Any] | None:
+        row = self._db().execute("SELECT * FROM job_scheduler WHERE name = 'main'").fetchone()
+        return dict(row) if row else None
+
+    def take_lease(self, me: dict[str, Any], stale_s: float, alive) -> bool:
+        """Become (or stay) the scheduler: when nobody holds the lease, its holder is silent
+        for ``stale_s``, or ``alive(pid, pid_start)`` says its process on this host is gone.
+        One transaction, so two engines never both hold it."""
+        now = time.time()
+        with self._tx() as db:
+            row = db.execute("SELECT * FROM job_scheduler WHERE name = 'main'").fetchone()
+            if row is not None and row["holder"] != me["id"] and now - row["heartbeat"] < stale_s \
+                    and (row["host"] != me["host"] or alive(row["pid"], row["pid_start"])):
+                return False
+            db.execute("INSERT OR REPLACE INTO job_scheduler VALUES ('main', ?, ?, ?, ?, ?)",
+                       (me["id"], me["pid"], me.get("pid_start"), me["host"], now))
+            return True
+
+    def release_lease(self, holder: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM job_scheduler WHERE name = 'main' AND holder = ?", (holder,))
 
     def delete(self, job_id: str) -> None:
         with self._tx() as db:

@@ -18,10 +18,12 @@ def runner_python() -> Path:
     return Path(os.environ.get("TFDESK_RUNNER_PYTHON") or REPO / ".venv-runner" / "bin" / "python")
 
 
-def make_engine(home: Path, python: Path | None = None, **kw) -> Engine:
+def make_engine(home: Path, python: Path | None = None, start: bool = True, **kw) -> Engine:
+    """A started engine (the scheduler when no other engine on ``home`` is)."""
     kw.setdefault("grace_s", 2.0)
-    return Engine(EngineConfig(state_path=home / "state.sqlite", jobs_dir=home / "jobs",
-                               runner_python=python or Path(sys.executable), **kw))
+    engine = Engine(EngineConfig(state_path=home / "state.sqlite", jobs_dir=home / "jobs",
+                                 runner_python=python or Path(sys.executable), **kw))
+    return engine.start() if start else engine
 
 
 def write(path: Path, source: str) -> Path:

@@ -17,8 +17,7 @@ def ctx(tmp_path):
     config = load_config({"TFDESK_HOME": str(home)})
     c = Context(config=config, owner="ann")
     yield c
-    if "catalog_db" in c._cache:
-        c._cache["catalog_db"].close()
+    c.services.close()
 
 
 def run(ctx, line):
@@ -92,7 +91,7 @@ def test_pipelines_dependants_status_and_export_import(ctx, tmp_path):
     assert run(other, "pipelines show nightly").data["pipeline"]["uses"] == ["dataset mnist"]
     r = run(other, f"catalog import {out}")
     assert not r.ok and "nothing was imported" in r.text
-    other._cache["catalog_db"].close()
+    other.services.close()
 
 
 def test_channel_default_project(ctx, tmp_path):
@@ -107,4 +106,4 @@ def test_channel_default_project(ctx, tmp_path):
     assert r.data["dataset"]["project"] == "vision"
     r = run(ctx, "projects delete vision")
     assert not r.ok and "dataset mnist" in r.text
-    slack._cache["catalog_db"].close()
+    slack.services.close()

@@ -90,10 +90,7 @@ def ctx(tmp_path):
                                       '[jobs]\nlocal_workers = 2\ngrace_s = 2\n')
     c = Context(config=load_config({"TFDESK_HOME": str(home)}), owner="ann")
     yield c
-    if "jobs.engine" in c._cache:
-        c._cache["jobs.engine"].close()
-    if "catalog_db" in c._cache:
-        c._cache["catalog_db"].close()
+    c.services.close()
 
 
 def run(ctx, line):

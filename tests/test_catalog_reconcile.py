@@ -65,9 +65,7 @@ def context(home):
 
 
 def close(ctx):
-    for key in ("jobs.engine", "catalog_db"):
-        if key in ctx._cache:
-            ctx._cache[key].close()
+    ctx.services.close()
 
 
 def run(ctx, line):

@@ -269,7 +269,7 @@ def test_commands_through_the_parser(home, tmp_path, monkeypatch):
     assert reply.ok
     _, reply = run_line(ctx, f"train {script} --workers 0")
     assert not reply.ok and "--workers must be between 1 and 64" in reply.text
-    ctx.cached("jobs.engine", lambda: None).close()
+    ctx.services.close()
 
 
 def test_single_process_scripts_are_converted_before_they_run(engine):

@@ -233,4 +233,4 @@ def test_dry_run_prints_manifests(tmp_path, stub, monkeypatch):
     assert reply.ok, reply.text
     assert "kind: MPIJob" in reply.text and "namespace: ml" in reply.text and "&id" not in reply.text
     assert stub.objects == {}  # nothing was created
-    ctx.cached("jobs.engine", lambda: None).close()
+    ctx.services.close()

@@ -6,7 +6,6 @@ and render.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -48,25 +47,12 @@ group("catalog", "export and import the whole catalog")
 
 
 def db(ctx: Context):
-    from bot.runtimes import builtin_runtimes
-    from catalog import environments
-    from catalog.store import open_db
-
-    def make():
-        conn = open_db(ctx.config.state_path)
-        environments.ensure_builtin(conn, builtin_runtimes(ctx.config))
-        return conn
-    return ctx.cached("catalog_db", make)
+    return ctx.services.catalog
 
 
 def runner_python(ctx: Context) -> str:
-    runner = ctx.config.section("runner")  # the same key the job engine reads
-    if runner.get("python"):
-        return str(runner["python"])
-    # Read at the edge, like every environment variable (library code never does).
-    if os.environ.get("TFDESK_RUNNER_PYTHON"):
-        return os.environ["TFDESK_RUNNER_PYTHON"]
-    return str(Path(__file__).resolve().parents[2] / ".venv-runner" / "bin" / "python")
+    from bot.services import runner_python as python
+    return str(python(ctx.config))
 
 
 def _project(ctx: Context, project: str | None) -> str | None:

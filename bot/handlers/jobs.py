@@ -1,7 +1,6 @@
 """Jobs: train, jobs, job, logs, cancel, delete. The work itself lives in runners/."""
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -12,44 +11,19 @@ STATE_ICON = {"queued": "…", "starting": "▸", "running": "▶", "succeeded":
               "cancelled": "⊘", "lost": "?"}
 
 
-def engine_config(config):
-    from bot.runtimes import environments_provider
-    from runners.engine import EngineConfig, default_runner_python
-    runner = config.section("runner")
-    jobs = config.section("jobs")
-    python = runner.get("python") or os.environ.get("TFDESK_RUNNER_PYTHON") or default_runner_python()
-    jobs_dir = Path(jobs.get("dir") or "jobs").expanduser()
-    return EngineConfig(
-        state_path=config.state_path,
-        jobs_dir=jobs_dir if jobs_dir.is_absolute() else config.home / jobs_dir,
-        runner_python=Path(python),
-        local_workers=int(jobs.get("local_workers", 2)),
-        per_owner=int(jobs.get("per_owner", jobs.get("local_workers", 2))),
-        kubernetes=config.section("kubernetes"),
-        grace_s=float(jobs.get("grace_s", 10)),
-        environments=environments_provider(config),
-        job_user=runner.get("user"),
-    )
-
-
 def make_engine(config, follow_runs: bool = False):
-    """The job engine as every face uses it: every job that succeeds registers what it
-    produced in the catalog; pipeline runs a stopped tfdesk left behind are settled (and,
-    with ``follow_runs``, for a long-running tfdesk, taken over)."""
-    from bot.handlers.pipeline_engine import reconcile_pipeline_runs, register_outputs_subscriber
-    from runners.engine import Engine
-    from runners.isolation import protect_files
-    engine = Engine(engine_config(config))
-    # Jobs run as another user (when tfdesk is root): what holds tfdesk's secrets is ours
-    # alone (SQLite gives the -wal/-shm files it creates later the database's mode).
-    protect_files(config.state_path, config.home / "tfdesk.toml")
-    register_outputs_subscriber(engine, config.state_path)
-    reconcile_pipeline_runs(engine, config.state_path, follow=follow_runs)
-    return engine
+    """The engine of ``bot.services`` (kept here for callers of the old name)."""
+    from bot.services import make_engine as make
+    return make(config, start=follow_runs)
+
+
+def engine_config(config):
+    from bot.services import engine_config as make
+    return make(config)
 
 
 def get_engine(ctx):
-    return ctx.cached("jobs.engine", lambda: make_engine(ctx.config))
+    return ctx.services.engine
 
 
 def _age(ts):

@@ -9,8 +9,7 @@ MAX_LISTED = 40
 
 
 def answers(ctx: Context):
-    from knowledge_base.answers import Answers
-    return ctx.cached("answers", lambda: Answers.open(ctx.config.kb_path, ctx.config.site_url))
+    return ctx.services.answers
 
 
 def _symbol_lines(d: dict) -> list[str]:
@@ -126,7 +125,7 @@ def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
     from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
     stats = load_shipped(ctx.config.kb_path, Path(extract) if extract else SHIPPED_EXTRACT,
                          force=force, progress=ctx.report)
-    ctx._cache.pop("answers", None)
+    ctx.services.reopen_kb()
     if stats.get("skipped"):
         return Reply(text=f"KB is up to date: {stats['path']}", data=stats)
     return Reply(text=f"KB built at {stats['path']}: {stats['releases']} releases, "
@@ -157,7 +156,7 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
     stats = build_from_wheels(chosen, wdir, ctx.config.home / "extracts", ctx.config.kb_path,
                               download=not no_download,
                               export=Path(export) if export else None, progress=ctx.report)
-    ctx._cache.pop("answers", None)
+    ctx.services.reopen_kb()
     fresh = sum(1 for r in stats["per_release"] if r["extracted"] == "now")
     text = (f"KB built at {ctx.config.kb_path}: {stats['releases']} releases ({fresh} extracted "
             f"now, the rest from earlier extracts), {stats['symbols']} symbols, "

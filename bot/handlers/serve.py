@@ -45,12 +45,12 @@ def serve(ctx, port: int, host: str | None):
     mode = choose_mode(ctx.config)
     if mode == "console":
         from bot.console import console_loop
-        console_loop(ctx.config)
+        console_loop(ctx.config, services=ctx.services)
         return Reply(text="", data={"mode": "console"})
     if not 0 < port < 65536:
         raise ServeError(f"--port must be between 1 and 65535, not {port}")
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from bot.slack.runtime import run_forever
-    run_forever(ctx.config, mode, host, port)
+    run_forever(ctx.config, mode, host, port, services=ctx.services)
     return Reply(text="tfdesk stopped.", data={"mode": mode})

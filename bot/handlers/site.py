@@ -92,8 +92,7 @@ def site_build(ctx, out=None, no_examples=False):
     t0 = time.perf_counter()
     from knowledge_base.site import generate
     from knowledge_base.site.build import check_site_dir, run_mkdocs, stage
-    from knowledge_base.store import KB
-    kb = ctx.cached("kb", lambda: KB(ctx.config.kb_path))
+    kb = ctx.services.kb
     site_dir = _out_dir(ctx, out)
     check_site_dir(site_dir)  # before any work: never empty a folder that is not a site
     ctx.config.home.mkdir(parents=True, exist_ok=True)

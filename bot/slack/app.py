@@ -62,7 +62,7 @@ class SlackBot:
 
 
 def build(config: Config, socket_mode: bool = False, running_jobs=None,
-          shared: dict | None = None) -> SlackBot:
+          services=None) -> SlackBot:
     if not config.slack_bot_token:
         raise SlackSetupError("SLACK_BOT_TOKEN is not set.")
     if not socket_mode and not config.slack_signing_secret:
@@ -74,7 +74,7 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
     store = SlackStore(config.state_path)
     messenger = Messenger(client, store)
     gate = Gate(Policy.from_section(config.section("slack")), store, client, running_jobs)
-    service = SlackService(config, client, store, gate, messenger, shared)
+    service = SlackService(config, client, store, gate, messenger, services)
     pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tfdesk-slack")
     prestart(pool, WORKERS)
     app = App(client=client,  # the client carries the bot token

@@ -6,6 +6,7 @@ import sys
 import threading
 
 from bot.config import Config
+from bot.services import Services
 from bot.slack.app import SlackBot, build
 from bot.slack.progress import JobPublisher
 from bot.slack.server import (DEFAULT_BIND, Limits, make_server, serve_socket_mode,
@@ -19,19 +20,19 @@ ACTIVE = ("queued", "starting", "running")
 class Runtime:
     def __init__(self, config: Config, mode: str = "http", engine=None,
                  maintenance_interval: float = 30.0, min_update_interval: float = 1.0,
-                 poll_interval: float = 2.0):
-        from bot.handlers.jobs import make_engine
-
+                 poll_interval: float = 2.0, services: Services | None = None):
         self.config = config
         self.mode = mode
-        # One engine for the whole process: every Slack request's Context shares it, and the
-        # publisher hears its events as they happen.
-        self.engine = engine if engine is not None else make_engine(config, follow_runs=True)
-        self._own_engine = engine is None
+        # One set of services for the whole process: every Slack request's Context shares
+        # them, the engine is this machine's scheduler, and the search index is built before
+        # the first question rather than during it.
+        self._own_services = services is None
+        self.services = services or Services(config, scheduler=True, engine=engine)
+        self.engine = self.services.start_engine()
+        self.services.warm()
         self.jobs = self.engine.store
         self.bot: SlackBot = build(config, socket_mode=(mode == "socket"),
-                                   running_jobs=self.running_jobs,
-                                   shared={"jobs.engine": self.engine})
+                                   running_jobs=self.running_jobs, services=self.services)
         self.publisher = JobPublisher(self.jobs, self.bot.messenger, self.bot.store,
                                       config.home / "slack" / "charts",
                                       min_interval=min_update_interval,
@@ -97,17 +98,20 @@ class Runtime:
             self.server.server_close()
         self.engine.unsubscribe(self._subscription)
         self.publisher.stop()
-        if self._own_engine:
-            self.engine.close()
+        if self._own_services:
+            self.services.close()
 
 
-def run_forever(config: Config, mode: str, host: str | None, port: int) -> None:
+def run_forever(config: Config, mode: str, host: str | None, port: int,
+                services: Services | None = None) -> None:
     # Acks wait for the GIL behind busy workers after every socket call; a shorter switch
     # interval (default 5 ms) hands it back to them sooner. This process only serves Slack.
     sys.setswitchinterval(float(config.section("slack").get("switch_interval_s", 0.001)))
     from runners.isolation import protect_process
     protect_process()  # jobs of tfdesk's own user cannot read its tokens from /proc
-    runtime = Runtime(config, mode)
+    if services is not None:
+        services.scheduler = True
+    runtime = Runtime(config, mode, services=services)
     runtime.start_background()
     try:
         if mode == "socket":

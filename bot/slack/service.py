@@ -27,6 +27,7 @@ from bot.dispatch import run_line
 from bot.parser import HelpRequested, UsageError, parse
 from bot.registry import COMMANDS
 from bot.reply import Reply
+from bot.services import Services, engine_config
 from bot.slack import blocks as bk
 from bot.slack import uploads
 from bot.slack.access import COMPUTE_COMMANDS, Gate
@@ -52,10 +53,10 @@ class Where:
 
 class SlackService:
     def __init__(self, config: Config, client, store: SlackStore, gate: Gate,
-                 messenger: Messenger, shared: dict[str, Any] | None = None):
+                 messenger: Messenger, services: Services | None = None):
         self.config = config
-        # Long-lived objects every request's Context uses (the job engine): one per process.
-        self.shared = dict(shared or {})
+        # Long-lived objects every request's Context uses (KB, engine, catalog): one per process.
+        self.services = services or Services(config)
         self.client = client
         self.store = store
         self.gate = gate
@@ -64,7 +65,6 @@ class SlackService:
         self.model_limit = int(float(section.get("max_model_mb", uploads.DEFAULT_MODEL_LIMIT_MB))
                                * 1024 * 1024)
         self.uploads_dir = config.home / "slack" / "uploads"
-        from bot.handlers.jobs import engine_config
         self.file_roots = (config.home / "slack", engine_config(config).jobs_dir)
         # Set by the job publisher: called with (job_id, Where, status message ts).
         self.on_job_started: Callable[[str, Where, str | None], None] | None = None
@@ -98,11 +98,8 @@ class SlackService:
     def context(self, where: Where) -> Context:
         # Paths in Slack commands may only name what tfdesk put on disk itself: shared files
         # and job outputs. Anything else on the server stays unreadable from Slack.
-        ctx = Context(self.config, owner=where.user, reply_to=where.reply_to(),
-                      file_roots=self.file_roots)
-        for key, value in self.shared.items():
-            ctx.cached(key, lambda value=value: value)
-        return ctx
+        return Context(self.config, owner=where.user, reply_to=where.reply_to(),
+                       file_roots=self.file_roots, services=self.services)
 
     def _run(self, where: Where, argv: list[str] | str) -> tuple[Any, Reply, str | None]:
         """Parse, authorise, run. Returns (command or None, reply, refusal reason or None)."""
