@@ -164,8 +164,7 @@ def test_cli_registers_both_runtimes_picks_and_obeys_default(tmp_path, monkeypat
         _, r = run_line(ctx, f"train {loop} --env runner --dry-run")
         assert not r.ok and "cannot run this job: it has TensorFlow 2.15.1" in r.text
     finally:
-        if "jobs.engine" in ctx._cache:
-            ctx._cache["jobs.engine"].close()
+        ctx.services.close()
 
 
 def test_pipeline_steps_run_each_in_their_own_environment(tmp_path, monkeypatch):
@@ -204,8 +203,7 @@ def test_pipeline_steps_run_each_in_their_own_environment(tmp_path, monkeypatch)
             assert job.state == "succeeded" and job.spec["runtime"]["name"] == env
             assert f"PY {tmp_path / env / 'bin' / 'python'}" in engine.read_log(job.id)
     finally:
-        if "jobs.engine" in ctx._cache:
-            ctx._cache["jobs.engine"].close()
+        ctx.services.close()
 
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -225,5 +223,4 @@ def test_keras3_refusals_before_anything_starts(tmp_path, monkeypatch, script, t
         assert "Traceback" not in r.text
         assert ctx._cache["jobs.engine"].list() == []  # no job was made
     finally:
-        if "jobs.engine" in ctx._cache:
-            ctx._cache["jobs.engine"].close()
+        ctx.services.close()
