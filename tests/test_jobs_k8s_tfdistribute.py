@@ -137,7 +137,7 @@ def test_dry_run_prints_the_indexed_job_and_service(tmp_path, stub, monkeypatch)
     assert "kind: Service" in reply.text and "clusterIP: None" in reply.text
     assert "completionMode: Indexed" in reply.text and "completions: 3" in reply.text
     assert stub.objects == {}  # nothing was created
-    ctx.cached("jobs.engine", lambda: None).close()
+    ctx.services.close()
 
 
 def _wait(predicate, timeout=15):
