@@ -196,7 +196,7 @@ def test_pipeline_steps_run_each_in_their_own_environment(tmp_path, monkeypatch)
         assert run_line(ctx, f"pipelines add - {yml}")[1].ok
         _, r = run_line(ctx, "pipeline run two-runtimes")
         assert r.ok, r.text
-        engine = ctx._cache["jobs.engine"]
+        engine = ctx.services.engine
         jobs = {j.spec["labels"]["step"]: j for j in engine.list()}
         for step, env in (("first", "old"), ("second", "new")):
             job = jobs[step]
@@ -221,6 +221,6 @@ def test_keras3_refusals_before_anything_starts(tmp_path, monkeypatch, script, t
         _, r = run_line(ctx, f"train {SCRIPTS / script} --workers 2 --to {to}")
         assert not r.ok and expected in r.text and "Keras" in r.text
         assert "Traceback" not in r.text
-        assert ctx._cache["jobs.engine"].list() == []  # no job was made
+        assert ctx.services.engine.list() == []  # no job was made
     finally:
         ctx.services.close()

@@ -32,10 +32,9 @@ def test_keras3_loop_trains_in_sync_on_the_tf221_runtime(tmp_path, monkeypatch):
         _, r = run_line(ctx, f"train {script} --workers 2 --to tf-distribute --wait")
         assert r.ok, r.text
         assert "environment: picked runner-tf221 (TF 2.21" in r.text
-        log = ctx._cache["jobs.engine"].read_log(r.data["id"])
+        log = ctx.services.engine.read_log(r.data["id"])
         digests = dict(re.findall(r"^\[(\d)\] WEIGHTS (\w+)$", log, re.M))
         assert set(digests) == {"0", "1"} and digests["0"] == digests["1"], log[-2000:]
         assert "MultiWorkerMirroredStrategy" in (Path(r.data["workdir"]) / "script.py").read_text()
     finally:
-        if "jobs.engine" in ctx._cache:
-            ctx._cache["jobs.engine"].close()
+        ctx.services.close()
