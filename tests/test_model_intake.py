@@ -144,8 +144,14 @@ def test_keras_file_written_by_newer_keras(tmp_path):
 
 
 def test_h5_recognised_by_magic(tmp_path):
-    (tmp_path / "m.h5").write_bytes(intake.HDF5_MAGIC + b"\0" * 100)
+    import h5py
+    with h5py.File(tmp_path / "m.h5", "w") as f:
+        f.attrs["model_config"] = json.dumps({"class_name": "Sequential", "config": {
+            "layers": [{"class_name": "Dense", "config": {"name": "d", "units": 1}}]}})
     assert intake.identify(tmp_path / "m.h5").kind == "h5"
+    (tmp_path / "bad.h5").write_bytes(intake.HDF5_MAGIC + b"\0" * 100)
+    with pytest.raises(NotAModel, match="damaged"):
+        intake.identify(tmp_path / "bad.h5")
 
 
 # -- hostile archives ----------------------------------------------------------------------------

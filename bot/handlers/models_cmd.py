@@ -121,16 +121,19 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
                arg("--opset", type=int, help="ONNX opset (default 17)"),
                arg("--env", dest="environment", help="the catalog environment to run in "
                    "(default: the one that fits the model)"),
+               arg("--allow-code", action="store_true", help="load a model even though it holds "
+                   "code (Lambda layers, custom objects) or file/Python ops; only for models you "
+                   "trust (a compute right)"),
                arg("--detach", action="store_true", help="start the job and return at once")],
          examples=["tfdesk convert-model ./my_model", "tfdesk convert-model model.keras --to "
                    "tensorrt --precision fp16", "tfdesk convert-model model.zip --precision int8 "
                    "--calibration samples.npz"], slow=True)
 def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
-                  signature, opset, environment, detach):
+                  signature, opset, environment, detach, allow_code=False):
     spec = {"model": str(Path(model).expanduser().resolve()), "target": target,
             "precision": precision, "calibration": calibration, "tolerance": tolerance,
             "batch": batch, "input": input, "signature": signature, "opset": opset,
-            "environment": environment}
+            "environment": environment, "allow_code": allow_code}
     return _run(ctx, "convert-model", spec, "local", detach)
 
 
@@ -144,6 +147,9 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
                arg("--gpus", type=int, default=1, help="GPUs for the Kubernetes Job (default 1)"),
                arg("--env", dest="environment", help="the catalog environment to run in "
                    "(default: the one that fits the model)"),
+               arg("--allow-code", action="store_true", help="load a model even though it holds "
+                   "code (Lambda layers, custom objects) or file/Python ops; only for models you "
+                   "trust (a compute right)"),
                arg("--detach", action="store_true", help="start the job and return at once"),
                arg("--dry-run", action="store_true",
                    help="show what would run (Kubernetes: the manifests)")],
@@ -151,9 +157,10 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
                    "tfdesk infer /mnt/models/resnet --backend kubernetes --dry-run"],
          slow=True)
 def infer(ctx, model, batch, backend, input, signature, gpus, environment, detach,  # noqa: A002
-          dry_run):
+          dry_run, allow_code=False):
     spec = {"model": str(Path(model).expanduser().resolve()), "batch": batch, "input": input,
-            "signature": signature, "gpus": gpus, "environment": environment}
+            "signature": signature, "gpus": gpus, "environment": environment,
+            "allow_code": allow_code}
     if dry_run:
         engine = _engine(ctx)
         plan = engine.dry_run("infer", {**spec, "settings": ctx.config.section("models")}, backend)
@@ -179,6 +186,9 @@ def infer(ctx, model, batch, backend, input, signature, gpus, environment, detac
                arg("--signature", default="serving_default", help="SavedModel signature"),
                arg("--env", dest="environment", help="the catalog environment to run in "
                    "(default: the one that fits the model)"),
+               arg("--allow-code", action="store_true", help="load a model even though it holds "
+                   "code (Lambda layers, custom objects) or file/Python ops; only for models you "
+                   "trust (a compute right)"),
                arg("--detach", action="store_true", help="start the job and return at once")],
          examples=["tfdesk evaluate ./my_model --data test.npz",
                    "tfdesk evaluate ./my_model --data test.csv --against "
@@ -186,11 +196,11 @@ def infer(ctx, model, batch, backend, input, signature, gpus, environment, detac
                    "tfdesk evaluate model.keras --data test.tfrecord --metrics accuracy,top5"],
          slow=True)
 def evaluate(ctx, model, data, metrics, against, label, output, tolerance, signature,  # noqa: PLR0913
-             environment, detach):
+             environment, detach, allow_code=False):
     from converters.model import metrics as metric_rules
     metric_rules.parse(metrics)  # unknown names answer at once, before any job
     spec = {"model": str(Path(model).expanduser().resolve()), "data": data, "metrics": metrics,
             "against": str(Path(against).expanduser().resolve()) if against else None,
             "label": label, "output": output, "tolerance": tolerance, "signature": signature,
-            "environment": environment}
+            "environment": environment, "allow_code": allow_code}
     return _run(ctx, "evaluate", spec, "local", detach)

@@ -25,6 +25,11 @@ class NotAModel(ModelError):
     code = "not_a_model"
 
 
+class UnsafeModel(ModelError):
+    """The model would run code or touch files when loaded or served (model_safety.py)."""
+    code = "unsafe_model"
+
+
 class MissingVariables(ModelError):
     code = "missing_variables"
 

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from packaging.version import InvalidVersion, Version
 
+from converters.model import model_safety
 from converters.model.errors import (MissingVariables, NotAModel, ProducerTooNew,
                                      UnsafeArchive)
 from converters.model.savedmodel_pb import VARIABLE_OPS, parse_saved_model, serving_meta
@@ -67,15 +68,27 @@ def _safe_member_path(name: str, dest: Path) -> Path:
 
 
 class _Budget:
-    def __init__(self, limits: Limits, archive_bytes: int):
+    def __init__(self, limits: Limits, dest: Path, archive_bytes: int):
         self.limits, self.archive_bytes = limits, max(archive_bytes, 1)
         self.total = self.files = 0
+        self.dest = dest.resolve()
+        self.dirs: set[Path] = set()
 
-    def add_file(self, name: str) -> None:
-        self.files += 1
+    def add_entry(self, target: Path, is_dir: bool = False) -> None:
+        """Files and folders both count, folders made implicitly by a deep path too: 20,000
+        empty folders cost inodes and time like 20,000 files."""
+        new = [] if is_dir else [target]
+        for d in ([target] if is_dir else []) + list(target.parents):
+            if d == self.dest or not d.is_relative_to(self.dest):
+                break
+            if d in self.dirs:
+                break
+            self.dirs.add(d)
+            new.append(d)
+        self.files += len(new)
         if self.files > self.limits.max_files:
-            raise UnsafeArchive(f"archive has more than {self.limits.max_files} files; refusing "
-                                f"(limit max_files)")
+            raise UnsafeArchive(f"archive has more than {self.limits.max_files} entries (files "
+                                f"and folders); refusing (limit max_files)")
 
     def add_bytes(self, name: str, n: int, entry_written: int, entry_compressed: int | None):
         self.total += n
@@ -107,7 +120,7 @@ def _stream(src: IO[bytes], target: Path, name: str, budget: _Budget,
 
 
 def extract_zip(archive: Path, dest: Path, limits: Limits) -> None:
-    budget = _Budget(limits, archive.stat().st_size)
+    budget = _Budget(limits, dest, archive.stat().st_size)
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
@@ -120,18 +133,19 @@ def extract_zip(archive: Path, dest: Path, limits: Limits) -> None:
                 raise UnsafeArchive(f"archive entry {info.filename!r} is a symbolic link; "
                                     "links are not accepted in model archives")
             if info.is_dir():
+                budget.add_entry(target, is_dir=True)
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             # Zips from many tools carry permission bits only (no file type): that is a file.
             if stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 raise UnsafeArchive(f"archive entry {info.filename!r} is not a regular file")
-            budget.add_file(info.filename)
+            budget.add_entry(target)
             with zf.open(info) as src:
                 _stream(src, target, info.filename, budget, info.compress_size)
 
 
 def extract_tar(archive: Path, dest: Path, limits: Limits) -> None:
-    budget = _Budget(limits, archive.stat().st_size)
+    budget = _Budget(limits, dest, archive.stat().st_size)
     try:
         tf = tarfile.open(archive, mode="r:*")
     except (tarfile.TarError, OSError) as exc:
@@ -143,13 +157,18 @@ def extract_tar(archive: Path, dest: Path, limits: Limits) -> None:
             if m.issym() or m.islnk():
                 raise UnsafeArchive(f"archive entry {m.name!r} is a link; links are not "
                                     "accepted in model archives")
+            try:  # the standard library's own verdict too (PEP 706 "data" filter)
+                tarfile.data_filter(m, str(dest))
+            except tarfile.FilterError as exc:
+                raise UnsafeArchive(f"archive entry {m.name!r} refused: {exc}") from None
             if m.isdir():
+                budget.add_entry(target, is_dir=True)
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             if not m.isfile():
                 raise UnsafeArchive(f"archive entry {m.name!r} is a device, fifo or other "
                                     "special file; refusing")
-            budget.add_file(m.name)
+            budget.add_entry(target)
             src = tf.extractfile(m)
             with src:
                 _stream(src, target, m.name, budget, None)
@@ -247,8 +266,9 @@ def check_producer(producer: str, runner: str | None, what: str = "TensorFlow") 
 
 
 def identify(path: Path, runner_tf: str | None = None,
-             runner_keras: str | None = None) -> ModelSource:
-    """What is at ``path`` (an extracted folder or a model file), checked without TF."""
+             runner_keras: str | None = None, allow_code: bool = False) -> ModelSource:
+    """What is at ``path`` (an extracted folder or a model file), checked without TF. Models
+    that would run code or touch files are refused unless ``allow_code`` (model_safety.py)."""
     path = Path(path)
     if path.is_file():
         head = path.read_bytes()[:8]
@@ -259,9 +279,12 @@ def identify(path: Path, runner_tf: str | None = None,
                                 "(no metadata.json / config.json inside)")
             producer = str(meta.get("keras_version", ""))
             check_producer(producer, runner_keras, "Keras")
-            return ModelSource("keras", path, producer, {"keras_metadata": meta})
+            code = model_safety.check_keras(path, "keras", allow_code)
+            return ModelSource("keras", path, producer, {"keras_metadata": meta,
+                                                         **_allowed(code)})
         if head == HDF5_MAGIC:
-            return ModelSource("h5", path)
+            code = model_safety.check_keras(path, "h5", allow_code)
+            return ModelSource("h5", path, info=_allowed(code))
         raise NotAModel(f"{path.name} is not a model: expected a SavedModel folder or archive, "
                         "a .keras file or an HDF5 (.h5) Keras model")
     if not path.is_dir():
@@ -270,15 +293,22 @@ def identify(path: Path, runner_tf: str | None = None,
     if folder is None:
         model_file = _find_model_file(path)
         if model_file is not None:
-            return identify(model_file, runner_tf, runner_keras)
+            return identify(model_file, runner_tf, runner_keras, allow_code)
         raise NotAModel(f"no saved_model.pb found in {path.name}: not a SavedModel "
                         "(expected saved_model.pb and a variables/ folder)")
     meta = serving_meta(parse_saved_model(folder))
     check_variables(folder, meta.ops)
     check_producer(meta.tensorflow_version, runner_tf)
+    unsafe = model_safety.check_saved_model(folder, meta.ops, allow_code)
     return ModelSource("saved_model", folder, meta.tensorflow_version, {
         "tags": meta.tags, "ops": sorted(meta.ops),
-        "signatures": {k: s.to_dict() for k, s in meta.signatures.items()}})
+        "signatures": {k: s.to_dict() for k, s in meta.signatures.items()},
+        **_allowed(sorted(unsafe))})
+
+
+def _allowed(found: list[str]) -> dict[str, Any]:
+    """Recorded in the job spec: the worker loads such a model with safe mode off."""
+    return {"allow_code": True, "code_found": found} if found else {}
 
 
 def _keras_meta(path: Path) -> dict | None:
@@ -294,11 +324,12 @@ def _keras_meta(path: Path) -> dict | None:
 
 
 def intake(src: Path, workdir: Path, limits: Limits = Limits(), runner_tf: str | None = None,
-           runner_keras: str | None = None) -> ModelSource:
+           runner_keras: str | None = None, allow_code: bool = False) -> ModelSource:
     """Folder or model file: used where it is. Archive: extracted into ``workdir/source``."""
     src = Path(src)
     if not src.exists():
         raise NotAModel(f"{src} does not exist")
     if src.is_file() and archive_kind(src):
-        return identify(extract(src, workdir / "source", limits), runner_tf, runner_keras)
-    return identify(src, runner_tf, runner_keras)
+        return identify(extract(src, workdir / "source", limits), runner_tf, runner_keras,
+                        allow_code)
+    return identify(src, runner_tf, runner_keras, allow_code)

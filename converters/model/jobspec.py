@@ -94,7 +94,7 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         raise BadInput(f"{spec['model']} does not exist")
     if model.is_file() and intake.archive_kind(model):
         model = intake.extract(model, workdir / "source", limits)
-    source = _source(model, mode, workdir, runner_python)
+    source = _source(model, mode, workdir, runner_python, bool(spec.get("allow_code")))
     evaluation = _evaluation(spec, workdir, runner_python, limits) if mode == "evaluate" else {}
     stored = {
         "id": spec.get("id") or new_id(), "mode": mode, "name": Path(str(spec["model"])).name,
@@ -105,6 +105,7 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         "calibration": _copy_user_file(spec.get("calibration"), workdir, "calibration",
                                        "--calibration"),
         "signature": spec.get("signature") or "serving_default",
+        "allow_code": bool(spec.get("allow_code")),
         "opset": spec.get("opset"),
         "gpus": int(spec.get("gpus") or 0),
         "input_origin": str(Path(spec["input"]).expanduser().resolve()) if spec.get("input") else None,
@@ -122,14 +123,16 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
     return stored
 
 
-def _source(model: Path, mode: str, workdir: Path, runner_python: str | Path) -> dict[str, Any]:
+def _source(model: Path, mode: str, workdir: Path, runner_python: str | Path,
+            allow_code: bool = False) -> dict[str, Any]:
     """What the worker loads: an ONNX file as is (infer, evaluate), anything else identified
     from its files (no TensorFlow here)."""
     if mode in ("infer", "evaluate") and model.is_file() and model.suffix == ".onnx":
         source = {"kind": "onnx", "path": str(model.resolve()), "producer": ""}
     else:
         versions = runner_versions(str(runner_python))
-        source = intake.identify(model, versions.get("tensorflow"), versions.get("keras")).to_dict()
+        source = intake.identify(model, versions.get("tensorflow"), versions.get("keras"),
+                                 allow_code).to_dict()
     source["path"] = _rel(Path(source["path"]), workdir)
     return source
 
@@ -162,7 +165,8 @@ def _evaluation(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
             raise BadInput(f"--against {spec['against']} does not exist")
         if other.is_file() and intake.archive_kind(other):
             other = intake.extract(other, workdir / "against", limits)
-        out["against"] = _source(other, "evaluate", workdir, runner_python)
+        out["against"] = _source(other, "evaluate", workdir, runner_python,
+                                 bool(spec.get("allow_code")))
         out["against_origin"] = str(spec["against"])
     return out
 

@@ -31,10 +31,12 @@ def progress(message: str, done: int | None = None, total: int | None = None) ->
 
 
 def export_keras(source: dict, dest: Path) -> Path:
-    """Keras file -> SavedModel. ``safe_mode`` (the default) refuses pickled lambdas."""
+    """Keras file -> SavedModel. ``safe_mode`` refuses pickled lambdas; the bot already
+    refused models holding code unless the request allowed it (intake.identify)."""
     import tensorflow as tf
     try:
-        model = tf.keras.models.load_model(source["path"], compile=False)
+        model = tf.keras.models.load_model(source["path"], compile=False,
+                                           safe_mode=not source.get("allow_code"))
     except Exception as exc:
         raise NotAModel(f"Keras could not load {Path(source['path']).name}: "
                         f"{type(exc).__name__}: {str(exc)[:400]}{custom_class_hint(exc)}") from None
@@ -125,7 +127,8 @@ def convert(spec: dict, work: Path, report: dict) -> None:
 
     warnings = report["warnings"]
     saved_model = source_saved_model(spec, work)
-    meta = intake.identify(saved_model, runner_tf=tf.__version__)
+    meta = intake.identify(saved_model, runner_tf=tf.__version__,
+                           allow_code=bool(spec["source"].get("allow_code")))
     check_ops_registered(meta.info["ops"])
     sig_key = spec.get("signature", "serving_default")
     if sig_key not in meta.info["signatures"]:
@@ -229,7 +232,8 @@ def open_model(spec: dict, work: Path, source: dict | None = None,
         return model, model.input_specs(), model.outputs, "onnxruntime"
     import tensorflow as tf
     saved_model = source_saved_model(spec, work, source, export_dir)
-    meta = intake.identify(saved_model, runner_tf=tf.__version__)
+    meta = intake.identify(saved_model, runner_tf=tf.__version__,
+                           allow_code=bool(source.get("allow_code")))
     load_op_libraries(meta.info["ops"])
     sig_key = spec.get("signature", "serving_default")
     if sig_key not in meta.info["signatures"]:
