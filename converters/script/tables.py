@@ -106,7 +106,7 @@ NON_KERAS_LIBRARIES = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodel
                        "numpy", "pandas", "joblib", "torch")
 
 # TF1 graph-mode training entry points.
-TF1_SESSIONS = {"tf1.Session", "tf.Session", "tf1.train.MonitoredTrainingSession",
+TF1_SESSIONS = {"tf1.Session", "tf.Session", "tf1.InteractiveSession", "tf.InteractiveSession", "tf1.train.MonitoredTrainingSession",
                 "tf.train.MonitoredTrainingSession", "tf1.train.MonitoredSession",
                 "tf1.train.SingularMonitoredSession"}
 STOP_HOOKS = {"tf1.train.StopAtStepHook": ("last_step", "num_steps"),
@@ -155,8 +155,15 @@ RANK0_WRITE_FUNCTIONS = {
     "shutil.rmtree", "tf.io.gfile.rmtree", "keras.utils.save_img",
     "keras.preprocessing.image.save_img", "matplotlib.pyplot.savefig", "cv2.imwrite",
     "imageio.imwrite", "tf.io.write_file", "keras.utils.plot_model",
+    "tf1.gfile.DeleteRecursively", "tf.gfile.DeleteRecursively",
 }
 RANK0_WRITE_METHODS = {"savefig"}
+# img = array_to_img(x); img.save(path): image dumps through what these return.
+IMAGE_MAKERS = {"keras.utils.array_to_img", "keras.preprocessing.image.array_to_img",
+                "PIL.Image.fromarray"}
+# TF1 summary writers: the other ranks write to a scratch folder (the writer object is used).
+TF1_SUMMARY_WRITERS = {"tf1.summary.FileWriter": ("logdir", 0), "tf.summary.FileWriter": ("logdir", 0),
+                       "tf.train.SummaryWriter": ("logdir", 0)}
 # Summary writers: a no-op writer on the other ranks (code that writes through it keeps working).
 SUMMARY_WRITERS = {"tf.summary.create_file_writer": "tf.summary.create_noop_writer()"}
 

@@ -20,6 +20,22 @@ def _hvd_shard(data):
     end = len(data) // {hvd}.size() * {hvd}.size()
     return data[{hvd}.rank():end:{hvd}.size()]
 ''',
+    "shard_batches": '''
+def _hvd_shard_batches(dataset):
+    # Horovod: each rank takes every size-th batch; when the number of batches is known, the
+    # last ones that would leave ranks with unequal counts are dropped (a rank with one more
+    # step than the others would wait for them forever).
+    count = int(dataset.cardinality())
+    if count > 0:
+        dataset = dataset.take(count // {hvd}.size() * {hvd}.size())
+    return dataset.shard({hvd}.size(), {hvd}.rank())
+''',
+    "log_dir": '''
+def _hvd_log_dir(path):
+    # Horovod: rank 0 writes the summaries to the real folder, the others to a scratch one.
+    import tempfile
+    return path if {hvd}.rank() == 0 else tempfile.mkdtemp(prefix="hvd-logs-")
+''',
     "unsharded": '''
 def _hvd_unsharded(data):
     # Horovod: adapt() must learn from all the data, the same on every rank, as in one process;

@@ -60,10 +60,11 @@ class ShardBuilders(RuleTransform):
                       f"the same order and the shards split one order")
         batch = find_arg(updated, "batch_size", None)
         per = code(batch[1].value).strip() if batch else "32 (the default)"
-        self.note(original, f"batches sharded with .shard({size}, {rank}): one worker's batch is "
-                            f"{per}, the global batch {size} times that{seeded}")
-        return call(cst.Attribute(value=operand(updated), attr=cst.Name("shard")),
-                    expr(size), expr(rank))
+        self.ctx.helpers.add("shard_batches")
+        self.note(original, f"batches sharded by rank (_hvd_shard_batches: every rank the same "
+                            f"number of batches): one worker's batch is {per}, the global batch "
+                            f"{size} times that{seeded}")
+        return call("_hvd_shard_batches", updated)
 
     def _tfds(self, original, updated):
         found = find_arg(updated, "split", 1)
