@@ -83,6 +83,18 @@ def _track_session(self):
 
 
 tf.compat.v1.Session.close = _track_session
+_interactive_close = tf.compat.v1.InteractiveSession.close
+
+
+def _track_interactive(self):
+    try:
+        _read_graph_variables(self)
+    except Exception:  # noqa: BLE001 - a session without our variables
+        pass
+    return _interactive_close(self)
+
+
+tf.compat.v1.InteractiveSession.close = _track_interactive
 
 
 def run(script: str, out: str, argv: list[str]) -> None:
@@ -100,6 +112,8 @@ def run(script: str, out: str, argv: list[str]) -> None:
     weights = dict(GRAPH_VALUES)
     for i, model in enumerate(MODELS):
         for j, v in enumerate(model.weights):
+            if not isinstance(v, tf.Variable):
+                continue  # a lookup layer's vocabulary handler (not a variable)
             if "moving_" not in v.name:  # batch-norm statistics are per worker by design
                 weights[f"model{i}/{j}/{v.name}"] = v.numpy()
     for i, est in enumerate(ESTIMATORS):

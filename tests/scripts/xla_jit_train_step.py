@@ -10,7 +10,7 @@ rng = np.random.default_rng(6)
 train = (rng.random((200, IMAGE_SIZE)).astype("float32"), rng.integers(0, NUM_CLASSES, 200))
 train_ds = tf.data.Dataset.from_tensor_slices(train).batch(TRAIN_BATCH_SIZE).repeat()
 
-layer = tf.keras.layers.Dense(NUM_CLASSES)
+layer = tf.keras.Sequential([tf.keras.layers.Dense(NUM_CLASSES)])  # a model: the harness reads models
 optimizer = tf.keras.optimizers.Adam()
 
 
