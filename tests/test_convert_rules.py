@@ -584,10 +584,12 @@ def test_tf_distribute_workers_resume_from_the_real_checkpoint_directory():
         ckpt = tf.train.Checkpoint(net=model, optimizer=opt)
         manager = tf.train.CheckpointManager(ckpt, "./ckpts", max_to_keep=3)
         ckpt.restore(manager.latest_checkpoint)
-        for x, y in ds:
+        def step(x, y):
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(model(x) - y)
             opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        for x, y in ds:
+            step(x, y)
         manager.save()
         """, "tf-distribute")
     assert 'tf.train.CheckpointManager(ckpt, _chief_path("./ckpts"), max_to_keep=3)' in r.code
@@ -600,10 +602,13 @@ def test_tf_distribute_reads_variables_as_numbers_through_numpy():
         model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         opt = tf.keras.optimizers.SGD(0.1)
         ckpt = tf.train.Checkpoint(step=tf.Variable(1), net=model)
-        for x, y in ds:
+        def step(x, y):
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(model(x) - y)
             opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+            return loss
+        for x, y in ds:
+            loss = step(x, y)
             ckpt.step.assign_add(1)
             print(f"step {int(ckpt.step)}", float(loss))
         """, "tf-distribute")

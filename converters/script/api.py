@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from converters.script.analysis import Analysis, analyze
 from converters.script.errors import ConversionError
 from converters.script.findings import Finding, format_report
-from converters.script.rules import TARGETS, rules_for
+from converters.script.rules import MIRRORED, MIRRORED_RULES, TARGETS, rules_for
+from converters.script.transforms.tfd_strategy import SINGLE_MACHINE
 from converters.script.positions import Positions
 from converters.script.render import render, spans
 from converters.script.source import load
@@ -172,7 +173,10 @@ def _convert(source, target, filename, warmup_epochs=None, force=False) -> Conve
     text, module, tree = load(source, filename)
     a = analyze(tree)
     prefix = "HVD" if target_key == "horovod" else "TFD"
-    if a.already_distributed:
+    # A MirroredStrategy script (one machine) becomes multi-worker under tf-distribute.
+    mirrored = target_key == "tf-distribute" and a.already_distributed == "tf.distribute" \
+        and a.strategy_class in SINGLE_MACHINE
+    if a.already_distributed and not mirrored:
         return _distributed(a, target_key, filename, text)
     if not a.has_training:
         return _unchanged(text, target_key, filename, a, Finding(
@@ -183,8 +187,11 @@ def _convert(source, target, filename, warmup_epochs=None, force=False) -> Conve
     ctx.warmup_epochs = warmup_epochs
     # Where original nodes start, for findings: worked out only for the nodes that get one.
     ctx.positions = Positions(module, tree, text)
-    styles = [*a.styles, *(["train_step"] if a.train_steps else [])]
-    transforms = [rule.transform(ctx, rule.id) for rule in rules_for(target_key, styles)]
+    styles = [*a.styles, *(["train_step"] if a.train_steps else []), *([MIRRORED] if mirrored else [])]
+    rules = rules_for(target_key, styles)
+    if mirrored:
+        rules = [r for r in rules if r.id in MIRRORED_RULES]
+    transforms = [rule.transform(ctx, rule.id) for rule in rules]
     converted = Combined(transforms, ctx.positions.stack).transform(module)
     findings = [f for t in transforms for f in t.findings]
     findings += _left_for_humans(a, target_key, ctx)

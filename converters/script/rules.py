@@ -21,11 +21,19 @@ from converters.script.transforms.scope import StrategyScope
 from converters.script.transforms.setup import HorovodSetup, StrategySetup
 from converters.script.transforms.sharding import ShardDatasets
 from converters.script.transforms.tf1 import SessionBroadcast, TF1Hooks
+from converters.script.transforms.tfd_io import ChiefWrites, LoadFromChief, WorkerBatches
+from converters.script.transforms.tfd_steps import EvalStepLoss, InlineSteps, TrainStepLoss
+from converters.script.transforms.tfd_strategy import MultiWorkerStrategy
 
 TARGETS = ("horovod", "tf-distribute")
 ALL = frozenset({"keras_fit", "custom_loop", "tf1_session", "estimator"})
 # Not a style of its own: a fit() whose model overrides train_step with a GradientTape.
 TRAIN_STEP = "train_step"
+# Not a style either: a script written for MirroredStrategy (tf-distribute only). Its scope,
+# global batch and strategy.run are there already: only these rules apply to it.
+MIRRORED = "mirrored"
+MIRRORED_RULES = frozenset({"TFD005", "TFD021", "TFD022", "TFD030", "TFD031", "TFD032", "TFD052",
+                            "TFD001"})
 
 
 @dataclass(frozen=True)
@@ -75,15 +83,29 @@ RULES: list[Rule] = [
     # module-level setup goes last: it runs when the whole module is left
     _r("HVD001", "horovod", ALL, HorovodSetup, "import Horovod, hvd.init(), one GPU per local rank"),
     # --- tf.distribute.MultiWorkerMirroredStrategy ---------------------------------------
+    _r("TFD005", "tf-distribute", {MIRRORED}, MultiWorkerStrategy,
+       "MirroredStrategy (one machine) -> the MultiWorkerMirroredStrategy created at start"),
     _r("TFD010", "tf-distribute", {"keras_fit", "custom_loop"}, StrategyScope,
        "model and optimizer built in strategy.scope()"),
     _r("TFD020", "tf-distribute", {"keras_fit", "custom_loop"}, GlobalBatch,
        "global batch = per-worker batch x replicas"),
+    _r("TFD023", "tf-distribute", {"keras_fit", "custom_loop"}, WorkerBatches,
+       "dataset builders and fit() on arrays: batch per worker, global batch x replicas"),
     _r("TFD021", "tf-distribute", {"keras_fit"}, ChiefCallbackPaths,
        "file-writing callbacks write for real on the chief only"),
     _r("TFD022", "tf-distribute", {"keras_fit"}, QuietWorkers, "verbose output on the chief only"),
     _r("TFD030", "tf-distribute", {"keras_fit", "custom_loop"}, ChiefSaves,
        "saves land at the real path on the chief only"),
+    _r("TFD031", "tf-distribute", {"keras_fit", "custom_loop"}, ChiefWrites,
+       "summary writers, image dumps, plots and rmtree on the chief only"),
+    _r("TFD032", "tf-distribute", {"keras_fit", "custom_loop"}, LoadFromChief,
+       "weights loaded after training come from the chief; chief-only model files refused"),
+    _r("TFD046", "tf-distribute", {TRAIN_STEP}, TrainStepLoss,
+       "train_step loss as this replica's share of the global-batch loss (compiled_loss as is)"),
+    _r("TFD047", "tf-distribute", {TRAIN_STEP}, EvalStepLoss,
+       "test_step loss objects evaluated per replica"),
+    _r("TFD053", "tf-distribute", {"custom_loop"}, InlineSteps,
+       "training steps written inline in a loop refused (strategy.run needs a function)"),
     _r("TFD045", "tf-distribute", {"custom_loop"}, PerExampleLoss,
        "Keras loss objects return per-example losses"),
     _r("TFD050", "tf-distribute", {"custom_loop"}, ScaleLoss,

@@ -21,6 +21,18 @@ def _loss_name(func: cst.FunctionDef, tape: str) -> str | None:
     return None
 
 
+def _after_assignment(body, loss: str) -> int:
+    """Index just after the last statement of ``body`` that assigns ``loss`` (the end if none)."""
+    at = len(body)
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(t.target, cst.Name) and t.target.value == loss
+                for small in stmt.body if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+                for t in (small.targets if isinstance(small, cst.Assign) else [small]) if hasattr(t, "target")):
+            at = i + 1
+    return at
+
+
 def _from_loss_object(body, loss: str, loss_objects: set[str]) -> bool:
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
@@ -99,19 +111,21 @@ class ScaleLoss(RuleTransform):
                 if loss not in losses:
                     losses.append(loss)
             inner = list(stmt.body.body)
-            if inner and self.ctx.replicas in code(inner[-1]):
+            if self.ctx.replicas in code(stmt.body):
                 return updated
             for loss in losses:
+                # Right after the loss is computed: gradient() may be called inside the block.
+                at = _after_assignment(inner, loss)
                 if _from_loss_object(inner, loss, self.a.loss_object_names):
                     # The loss object now returns per-example losses (TFD045).
-                    inner += statements(
+                    inner[at:at] = statements(
                         f"# tf.distribute sums gradients over replicas: average over the global batch.\n"
                         f"{loss} = {self.ctx.tf}.nn.compute_average_loss({loss})\n")
                     how = "averaged over the global batch with tf.nn.compute_average_loss"
                 else:
                     # reduce_mean: a helper may hand back per-example values (TFD045 made its
                     # loss object do so); a mean stays as it is.
-                    inner += statements(
+                    inner[at:at] = statements(
                         f"# tf.distribute sums gradients over replicas: scale the loss to the global mean.\n"
                         f"{loss} = {self.ctx.tf}.reduce_mean({loss}) / {self.ctx.replicas}\n")
                     how = f"averaged and divided by {self.ctx.replicas}"
@@ -141,6 +155,10 @@ class ScaleLoss(RuleTransform):
         return stmt.with_changes(body=[stmt.body[0].with_changes(value=new)])
 
 
+# Calls that wrap a dataset in a loop header and iterate it unchanged.
+ITERATION_WRAPPERS = {"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm"}
+
+
 class DistributeSteps(RuleTransform):
     """for batch in dataset: step(batch) -> for batch in distributed dataset: strategy.run(step)."""
 
@@ -152,7 +170,27 @@ class DistributeSteps(RuleTransform):
 
     def _step_call(self, node) -> bool:
         return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
-            and node.func.value in self.a.step_functions
+            and node.func.value in self.steps
+
+    @property
+    def steps(self) -> set[str]:
+        """Training steps (a tape) and evaluation steps: functions that update a metric and
+        run no tape (a test_step updating metrics outside strategy.run fails: the metric's
+        variables live on the replicas)."""
+        found = getattr(self, "_steps", None)
+        if found is None:
+            found = set(self.a.step_functions)
+            for func in nodes_of(self.ctx.positions.module, cst.FunctionDef):
+                if func.name.value in found or func.name.value in self.a.builders:
+                    continue
+                for c in nodes_of(func, cst.Call):
+                    target = c.func.value if isinstance(c.func, cst.Attribute) \
+                        and c.func.attr.value == "update_state" else c.func
+                    if dotted(target) in self.a.metric_names:
+                        found.add(func.name.value)
+                        break
+            self._steps = found
+        return found
 
     def visit_For(self, node):
         self.loops.append([False])
@@ -198,6 +236,15 @@ class DistributeSteps(RuleTransform):
         it = code(updated.iter).strip()
         if dotted(updated.iter) == "range" or it.startswith("range("):
             return updated
+        wrapper = updated.iter
+        if isinstance(wrapper, cst.Call) and dotted(wrapper.func) in ITERATION_WRAPPERS and wrapper.args:
+            # enumerate(ds): the dataset inside is distributed, enumerate() stays outside
+            inner = code(wrapper.args[0].value).strip()
+            self.note(original, f"the loop reads {inner} through "
+                                f"{self.ctx.strategy}.experimental_distribute_dataset (inside {dotted(wrapper.func)}())")
+            dist = expr(f"{self.ctx.strategy}.experimental_distribute_dataset({inner})")
+            args = [wrapper.args[0].with_changes(value=dist), *wrapper.args[1:]]
+            return updated.with_changes(iter=wrapper.with_changes(args=args))
         self.note(original, f"the loop reads {it} through {self.ctx.strategy}.experimental_distribute_dataset")
         return updated.with_changes(iter=expr(f"{self.ctx.strategy}.experimental_distribute_dataset({it})"))
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script.names import statements
-from converters.script.transforms import helpers
+from converters.script.transforms import distribute_helpers, helpers
+from converters.script.transforms.tfd_strategy import SINGLE_MACHINE
 from converters.script.transforms.base import RuleTransform
 
 
@@ -108,7 +109,8 @@ class StrategySetup(_ModuleSetup):
     def present(self, module):
         # convert() leaves already-distributed scripts alone, so this is only a safety net;
         # checking the analysis avoids generating the whole module's code again.
-        return self.a.already_distributed == "tf.distribute"
+        return self.a.already_distributed == "tf.distribute" and \
+            self.a.strategy_class not in SINGLE_MACHINE
 
     def message(self):
         return (f"added {self.ctx.strategy} = tf.distribute.MultiWorkerMirroredStrategy() (reads "
@@ -135,10 +137,14 @@ class StrategySetup(_ModuleSetup):
             "",
             "def _chief_path(path):",
             "    # Saving is collective under MultiWorkerMirroredStrategy: every worker saves, and only",
-            "    # the chief's copy lands at the real path; the others write to a scratch directory.",
+            "    # the chief's copy lands at the real path; the others write to a scratch directory (the",
+            "    # same one for the same path, so a worker reads back what it saved).",
             "    if _is_chief():",
             "        return path",
             "    import os, tempfile",
-            "    return os.path.join(tempfile.mkdtemp(prefix=\"tfdesk-worker-\"), os.path.basename(str(path)))",
+            "    scratch = _chief_path.__dict__.setdefault(\"paths\", {})",
+            "    if str(path) not in scratch:",
+            "        scratch[str(path)] = os.path.join(tempfile.mkdtemp(prefix=\"tfdesk-worker-\"), os.path.basename(str(path)))",
+            "    return scratch[str(path)]",
         ]
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" + distribute_helpers.code_for(c)
