@@ -1,32 +1,93 @@
-"""Run a parsed Command through its handler and always come back with a Reply."""
+"""Run a parsed Command through its handler and always come back with a Reply.
+
+This is the one place where who may do what is enforced, for every face: the command's
+declared permission against the asker's roles, the per-user limit of running jobs, and the
+files a remote asker names (``bot.paths``). Ownership of what a command changes is checked by
+the handler, which alone knows the target (``bot.permissions.check_owner``).
+"""
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from bot.context import Context
 from bot.parser import Command, HelpRequested, UsageError, parse
-from bot.registry import COMMANDS, path_dests
+from bot.paths import Areas, PathRefused, outside_job_folders, readable, writable
+from bot.permissions import refusal
+from bot.registry import COMMANDS, CommandSpec, path_args
 from bot.reply import Reply
 
 log = logging.getLogger(__name__)
+ACTIVE = ("queued", "starting", "running")
+
+
+def authorize(ctx: Context, spec: CommandSpec | None, name: str = "") -> str | None:
+    """Why ``ctx.actor`` may not run this command now (None: they may). No side effects, so
+    a face may ask before deciding where to answer."""
+    if spec is None:
+        return f"no command {name!r}"
+    actor = ctx.actor
+    reason = refusal(actor, spec.name, spec.permission)
+    if reason is None and spec.permission == "compute" and actor.max_running is not None:
+        running = running_jobs(ctx, actor.id)
+        if running >= actor.max_running:
+            reason = (f"you already have {running} running job(s), the limit is "
+                      f"{actor.max_running}; wait for one to finish or cancel one "
+                      "(`/tf jobs --mine`).")
+    return reason
+
+
+def running_jobs(ctx: Context, owner: str) -> int:
+    from bot.handlers.jobs import get_engine
+    return len(get_engine(ctx).list(states=list(ACTIVE), owner=owner))
+
+
+def job_owner(ctx: Context):
+    def owner(job_id: str) -> str | None:
+        from bot.handlers.jobs import get_engine
+        try:
+            return get_engine(ctx).get(job_id).owner
+        except Exception:  # noqa: BLE001 - an unknown job is nobody's
+            return None
+    return owner
+
+
+def resolve_paths(ctx: Context, spec: CommandSpec, args: dict) -> dict:
+    """Path arguments as the asker may name them: a remote asker's names become their own
+    files (or are refused); nobody writes into job folders."""
+    areas = Areas.of(ctx.config)
+    out = dict(args)
+    for dest, kind in path_args(spec):
+        value = args.get(dest)
+        if value is None:
+            continue
+        many = isinstance(value, (list, tuple))
+        values = [str(v) for v in value] if many else [str(value)]
+        if ctx.actor.remote:
+            if kind == "out":
+                values = [writable(ctx.actor, v, areas) for v in values]
+            else:
+                values = [readable(ctx.actor, v, areas, job_owner(ctx), kind == "or-name")
+                          for v in values]
+        if kind == "out":
+            for v in values:
+                outside_job_folders(v, areas)
+        out[dest] = values if many else values[0]
+    return out
 
 
 def run(ctx: Context, command: Command) -> Reply:
-    spec = COMMANDS[command.name]
-    if spec.terminal_only and ctx.reply_to.get("kind", "terminal") != "terminal":
-        return Reply.error(f"'{command.name}' works only in a terminal on the tfdesk machine "
-                           f"(tfdesk {command.name} ...)")
-    if ctx.file_roots is not None:
-        outside = [v for d, names_ok in path_dests(spec) for v in _values(command.args.get(d))
-                   if not _inside(v, ctx.file_roots, names_ok)]
-        if outside:
-            return Reply.error(f"{outside[0]!r} is not a file shared with tfdesk here: share the "
-                               "file in this conversation (or name a catalog entry) instead "
-                               "of a path on the tfdesk machine")
+    spec = COMMANDS.get(command.name)
+    reason = authorize(ctx, spec, command.name)
+    if ctx.audit is not None and (reason or spec.permission != "read"):
+        ctx.audit(command.name, command.line, reason is None, reason or "")
+    if reason:
+        return Reply.error(reason, {"refused": True})
     try:
-        reply = spec.handler(ctx, **command.args)
+        args = resolve_paths(ctx, spec, command.args)
+        reply = spec.handler(ctx, **args)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an answer
+        if isinstance(exc, PathRefused):
+            return Reply.error(str(exc), {"refused": True})
         if getattr(exc, "user_facing", False):
             return Reply.error(str(exc))
         log.exception("command %s failed", command.name)
@@ -44,23 +105,3 @@ def run_line(ctx: Context, line: str | list[str]) -> tuple[Command | None, Reply
         text = f"error: {u.message}" + (f"\n\n{u.usage}" if u.usage else "")
         return None, Reply.error(text, {"usage": u.usage, "command": u.command}, status=2)
     return command, run(ctx, command)
-
-
-def _values(v) -> list[str]:
-    if v is None:
-        return []
-    return [str(x) for x in v] if isinstance(v, (list, tuple)) else [str(v)]
-
-
-def _inside(value: str, roots, names_ok: bool) -> bool:
-    """A URI (s3://, pvc://) is not a local path, nor, where the argument takes one, a catalog
-    name; a path must resolve (links followed) into one of ``roots``."""
-    if value.startswith("file://"):
-        value = value[len("file://"):]
-    elif "://" in value:
-        return True
-    p = Path(value).expanduser()
-    if names_ok and not p.is_absolute() and not p.exists() and "/" not in value:
-        return True  # a name such as "resnet:3", resolved by the handler
-    real = p.resolve()
-    return any(real.is_relative_to(Path(r).resolve()) for r in roots)

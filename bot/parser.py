@@ -32,6 +32,7 @@ class Command:
     name: str
     args: dict[str, Any] = field(default_factory=dict)
     json: bool = False
+    line: str = field(default="", compare=False)  # as typed, for the audit
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,7 +107,7 @@ def parse(line: str | list[str]) -> Command:
         raise UsageError(f"{group!r} needs a sub-command", parser().format_help(), group)
     as_json = values.pop("json", False)
     args = {k: v for k, v in values.items() if not k.startswith("_cmd")}
-    return Command(name, args, as_json)
+    return Command(name, args, as_json, line if isinstance(line, str) else shlex.join(argv))
 
 
 def command_help(name: str) -> str:

@@ -187,12 +187,12 @@ def _inside(path: Path, roots: list[Path]) -> bool:
 
 
 def delete(conn: sqlite3.Connection, ref: str, force: bool = False,
-           managed_roots: list[Path] | None = None) -> dict[str, Any]:
+           store_dir: Path | None = None) -> dict[str, Any]:
     """Delete one version (``name:3``) or, given a bare name, every version.
 
-    Artifacts are removed when they lie under one of ``managed_roots`` (tfdesk's home: job
-    outputs and copies the catalog made); files registered from elsewhere are the user's and
-    are left in place, which the answer says.
+    Only files the catalog created are removed: the copy ``add(copy=True)`` made under
+    ``store_dir/NAME/VERSION/``. Everything else (models registered in place, job outputs,
+    which ``delete JOB`` removes) is left where it is, and the answer says so.
     """
     name, version = split_ref(ref)
     with transaction(conn):
@@ -215,18 +215,18 @@ def delete(conn: sqlite3.Connection, ref: str, force: bool = False,
                          (KIND, row["id"]))
             conn.execute("DELETE FROM catalog_models WHERE id = ?", (row["id"],))
             if row["artifact_uri"] and "://" not in row["artifact_uri"]:
-                paths.append(Path(row["artifact_uri"]))
+                paths.append((Path(row["artifact_uri"]), row["name"], row["version"]))
     # Files go only after the rows are gone for good (a failed commit keeps both).
     removed, kept = [], []
-    for p in paths:
+    for p, name_, version_ in paths:
         if not p.exists():
             continue
-        if managed_roots and _inside(p, managed_roots):
-            shutil.rmtree(p) if p.is_dir() else p.unlink()
+        own = Path(store_dir) / name_ / str(version_) if store_dir else None
+        if own is not None and _inside(p, [own]):
+            shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
             removed.append(str(p))
-            parent = p.parent  # the NAME/VERSION folder the catalog made, if now empty
-            if parent.exists() and not any(parent.iterdir()) and _inside(parent, managed_roots):
-                parent.rmdir()
+            if own.exists() and not any(own.iterdir()):  # the NAME/VERSION folder it made
+                own.rmdir()
         else:
             kept.append(str(p))
     return {"deleted": [f"model {r['name']}:{r['version']}" for r in rows],

@@ -6,6 +6,7 @@ import pytest
 
 from bot.config import load_config
 from bot.context import Context
+from bot.permissions import Actor
 from bot.dispatch import run_line
 
 
@@ -99,7 +100,8 @@ def test_channel_default_project(ctx, tmp_path):
     data.write_text("a\n")
     run(ctx, "projects add vision")
     assert not run(ctx, "projects use vision").ok  # no channel in a terminal
-    slack = Context(config=ctx.config, owner="U1",
+    # The operator, answering in a channel (a member's paths are tested in test_security_*).
+    slack = Context(config=ctx.config, actor=Actor("U1"),
                     reply_to={"kind": "slack", "channel": "C42", "thread_ts": "1.0"})
     assert run(slack, "projects use vision").ok
     r = run(slack, f"datasets add mnist {data}")

@@ -109,10 +109,10 @@ def test_deleting_a_model_removes_its_artifacts(conn, tmp_path):
     m = models.add(conn, "cnn", "ann", str(outside), store_dir=home / "catalog" / "models",
                    copy=True)
     models.add(conn, "ref-only", "ann", str(outside))
-    out = models.delete(conn, "cnn:1", managed_roots=[home])
+    out = models.delete(conn, "cnn:1", store_dir=home / "catalog" / "models")
     assert out["artifacts_removed"] == [m["artifact_uri"]]
     assert not (home / "catalog" / "models" / "cnn").joinpath("1").exists()
-    out = models.delete(conn, "ref-only", managed_roots=[home])
+    out = models.delete(conn, "ref-only", store_dir=home / "catalog" / "models")
     assert out["artifacts_kept"] == [str(outside)] and outside.exists()  # the user's files
     with pytest.raises(NotFound):
         models.get(conn, "cnn")

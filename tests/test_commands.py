@@ -155,21 +155,33 @@ def test_start_up_does_not_import_heavy_stacks():
 def test_slack_commands_cannot_name_files_on_the_server(home, tmp_path):
     secret = tmp_path / "secret.py"
     secret.write_text("TOKEN = 'xoxb-not-for-slack'\n")
-    shared = home / "slack" / "uploads"
+    shared = home / "slack" / "uploads" / "F123"
     shared.mkdir(parents=True)
     ok = shared / "train.py"
     ok.write_text("print('hi')\n")
+    (shared / "upload.json").write_text('{"name": "train.py", "user": "U1"}')
     ctx = Context(load_config({"TFDESK_HOME": str(home)}),
                   reply_to={"kind": "slack", "channel": "C1", "thread_ts": "1.0"},
-                  file_roots=(home / "slack",))
+                  owner="U1")
     for line in (f"convert {secret}", f"convert ../../../../{secret}", "models add m /etc",
-                 f"datasets add d file://{tmp_path}", f"convert {ok} -o {tmp_path / 'x.py'}",
-                 f"convert {ok} -o out.py", "convert train.py"):
+                 f"datasets add d file://{tmp_path}", "convert nothing.py"):
         _, reply = run_line(ctx, line)
         assert not reply.ok and "not a file shared with tfdesk" in reply.text, line
         assert "xoxb" not in reply.text
-    _, reply = run_line(ctx, f"convert {ok}")
-    assert "not a file shared" not in reply.text
+    _, reply = run_line(ctx, f"convert {ok} -o {tmp_path / 'x.py'}")
+    assert not reply.ok and "your own output folder" in reply.text
+    assert not (tmp_path / "x.py").exists()
+    for line in (f"convert {ok}", "convert train.py", "convert F123", "convert F123/train.py"):
+        _, reply = run_line(ctx, line)
+        assert "not a file shared" not in reply.text, line
+    # Outputs land in the member's own folder, whatever the path asked for.
+    _, reply = run_line(ctx, "convert train.py -o out.py")
+    assert reply.ok and (home / "slack" / "outputs" / "U1" / "out.py").is_file()
+    # Someone else's upload is not theirs to name.
+    other = Context(load_config({"TFDESK_HOME": str(home)}), owner="U2",
+                    reply_to={"kind": "slack", "channel": "C1", "thread_ts": "1.0"})
+    _, reply = run_line(other, "convert train.py")
+    assert not reply.ok and "not a file shared" in reply.text
     # The terminal names any path.
     _, reply = run_line(Context(load_config({"TFDESK_HOME": str(home)})), f"convert {secret}")
     assert "not a file shared" not in reply.text

@@ -38,10 +38,11 @@ def env(tmp_path):
 
 
 def shared_script(env):
-    """A script as a shared file: Slack commands may only name files tfdesk keeps itself."""
+    """A script UADMIN shared: Slack members name only their own uploads (bot.paths)."""
     path = env.home / "slack" / "uploads" / "F1" / "train.py"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(SCRIPT, encoding="utf-8")
+    (path.parent / "upload.json").write_text('{"name": "train.py", "user": "UADMIN"}')
     return path
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.context import Context
+from bot.handlers.pipeline_gate import check_steps
+from bot.permissions import check_owner
 from bot.registry import arg, command, group
 from bot.reply import Reply
 
@@ -29,6 +31,7 @@ KINDS: dict[str, dict[str, Any]] = {
     "pipelines": {"module": "pipelines", "cols": ["name", "steps", "owner", "project", "tags"],
                   "key": "NAME"},
 }
+VERSIONED = ("models", "components")
 FILTERS = [arg("--project", "-p", help="only entries of this project"),
            arg("--tag", "-t", help="only entries with this tag"),
            arg("--owner", "-o", help="only entries added by this owner"),
@@ -126,16 +129,36 @@ def _make_show(kind: str):
     return handler
 
 
+def _owners(ctx: Context, kind: str, name: str) -> list[str]:
+    """Who owns the entries ``kind delete NAME`` would delete (every version of a bare name)."""
+    from catalog.names import split_ref
+    table = f"catalog_{kind}"
+    if kind in VERSIONED:
+        base, version = split_ref(name, kind[:-1])
+        sql, params = f"SELECT owner FROM {table} WHERE name = ?", [base]
+        if version is not None:
+            sql, params = sql + " AND version = ?", params + [version]
+    else:
+        sql, params = f"SELECT owner FROM {table} WHERE name = ?", [name]
+    return [r[0] for r in db(ctx).execute(sql, params)]
+
+
+def _check_owners(ctx: Context, kind: str, name: str, action: str = "delete") -> None:
+    for owner in _owners(ctx, kind, name):
+        check_owner(ctx.actor, owner, f"{kind[:-1]} {name!r}", action)
+
+
 def _make_delete(kind: str):
     def handler(ctx: Context, name: str, force: bool):
         mod = _module(kind)
+        _check_owners(ctx, kind, name)  # --force too: deleting is the owner's or an admin's
         if kind == "models":
-            out = mod.delete(db(ctx), name, force=force, managed_roots=[ctx.config.home])
+            out = mod.delete(db(ctx), name, force=force, store_dir=model_store(ctx))
             text = "deleted " + ", ".join(out["deleted"])
             if out["artifacts_removed"]:
                 text += "\nremoved artifacts: " + ", ".join(out["artifacts_removed"])
             if out["artifacts_kept"]:
-                text += ("\nleft in place (registered from outside tfdesk's home): "
+                text += ("\nleft in place (not copied into the catalog by tfdesk): "
                          + ", ".join(out["artifacts_kept"]))
         else:
             out = mod.delete(db(ctx), name, force=force)
@@ -153,14 +176,21 @@ for _kind, _spec in KINDS.items():
     if _kind == "models":
         _filters = _filters + [arg("--format", "-f", help="savedmodel, keras, onnx, tensorrt")]
     command(f"{_kind} list", f"list {_kind}, newest first, with filters", args=_filters,
-            examples=[f"tfdesk {_kind} list --tag vision", f"tfdesk {_kind} list --json"]
-            )(_make_list(_kind))
+            examples=[f"tfdesk {_kind} list --tag vision", f"tfdesk {_kind} list --json"],
+            permission="read")(_make_list(_kind))
     command(f"{_kind} show", f"one {_kind[:-1]} in full",
-            args=[arg("name", metavar=_spec["key"])])(_make_show(_kind))
+            args=[arg("name", metavar=_spec["key"])], permission="read")(_make_show(_kind))
+    # Runtimes are shared by every job: only admins remove them.
     command(f"{_kind} delete", f"delete a {_kind[:-1]} (refused while others use it)",
             args=[arg("name", metavar=_spec["key"]),
                   arg("--force", action="store_true",
-                      help="delete even though others depend on it")])(_make_delete(_kind))
+                      help="delete even though others depend on it")],
+            permission="admin" if _kind == "environments" else "own")(_make_delete(_kind))
+
+
+def model_store(ctx: Context) -> Path:
+    """Where ``models add`` copies models: the only model files the catalog ever deletes."""
+    return ctx.config.home / "catalog" / "models"
 
 
 def _added(kind: str, d: dict) -> Reply:
@@ -174,7 +204,7 @@ def _added(kind: str, d: dict) -> Reply:
                arg("--size", type=int, help="size in bytes, for remote data"),
                PROJECT_ARG, *COMMON_ADD],
          examples=["tfdesk datasets add mnist ./data/mnist.npz --tag vision",
-                   "tfdesk datasets add imagenet pvc://datasets/imagenet --format tfrecord"])
+                   "tfdesk datasets add imagenet pvc://datasets/imagenet --format tfrecord"], permission="own")
 def datasets_add(ctx, name, uri, format, size, project, description, tags):
     from catalog import datasets
     d = datasets.add(db(ctx), name, uri, ctx.owner, format=format, description=description,
@@ -192,15 +222,29 @@ def datasets_add(ctx, name, uri, format, size, project, description, tags):
                    help="point at the files instead of copying them into tfdesk's store "
                         "(deleting the model then leaves them)"),
                PROJECT_ARG, *COMMON_ADD],
-         examples=["tfdesk models add mnist-cnn ./export/saved_model --dataset mnist"])
+         examples=["tfdesk models add mnist-cnn ./export/saved_model --dataset mnist"], permission="own")
 def models_add(ctx, name, path, format, tf_version, dataset, parent, in_place, project,
                description, tags):
     from catalog import models
+    if "://" not in path:
+        _not_tfdesk_folder(ctx, Path(path))
     d = models.add(db(ctx), name, ctx.owner, artifact_uri=path, format=format,
                    tf_version=tf_version, dataset=dataset, parent=parent,
                    description=description, project=_project(ctx, project), tags=tags,
-                   store_dir=ctx.config.home / "catalog" / "models", copy=not in_place)
+                   store_dir=model_store(ctx), copy=not in_place)
     return _added("model", d)
+
+
+def _not_tfdesk_folder(ctx: Context, path: Path) -> None:
+    """A model is a file or a model's folder, never one of tfdesk's own folders (or one
+    holding them): registering those would copy, or point the catalog at, everyone's work."""
+    from bot.paths import Areas
+    from catalog.errors import InvalidInput
+    real = path.expanduser().resolve()
+    for own in Areas.of(ctx.config).own_folders():
+        if own.resolve().is_relative_to(real):
+            raise InvalidInput(f"{path} is (or holds) tfdesk's own folder {own.name}/; "
+                               "register a model's file or folder instead")
 
 
 @command("environments add", "register a runtime: a local interpreter or a container image",
@@ -212,7 +256,7 @@ def models_add(ctx, name, path, format, tf_version, dataset, parent, in_place, p
                arg("--default", action="store_true", help="make it the default"),
                PROJECT_ARG, *COMMON_ADD],
          examples=["tfdesk environments add tf215-gpu --image horovod/horovod:0.28.1 "
-                   "--tf 2.15.1 --horovod 0.28.1"])
+                   "--tf 2.15.1 --horovod 0.28.1"], permission="admin")
 def environments_add(ctx, name, image, python, tf_version, keras_version, horovod_version,
                      default, project, description, tags):
     from catalog import environments
@@ -227,7 +271,7 @@ def environments_add(ctx, name, image, python, tf_version, keras_version, horovo
 
 
 @command("environments default", "make an environment the default for jobs",
-         args=[arg("name")])
+         args=[arg("name")], permission="admin")
 def environments_default(ctx, name):
     from catalog import environments
     d = environments.set_default(db(ctx), name)
@@ -237,7 +281,7 @@ def environments_default(ctx, name):
 @command("environments match", "which environment a script or model needing these would get",
          args=[arg("--tf", help="TensorFlow version or requirement, e.g. 2.15 or '>=2.16'"),
                arg("--horovod", action="store_true", help="needs Horovod"),
-               arg("--kind", choices=["local", "image"], help="only local or only images")])
+               arg("--kind", choices=["local", "image"], help="only local or only images")], permission="read")
 def environments_match(ctx, tf, horovod, kind):
     from catalog import environments
     d = environments.match(db(ctx), tf=tf, horovod=horovod, kind=kind)
@@ -263,7 +307,7 @@ def _params(items: list[str]) -> dict[str, Any]:
                arg("--param", action="append", default=[], help="KEY=VALUE default (repeat)"),
                arg("--file", help="a YAML mapping of default parameters", path=True),
                PROJECT_ARG, *COMMON_ADD],
-         examples=["tfdesk components add hvd-train --kind train --param workers=2"])
+         examples=["tfdesk components add hvd-train --kind train --param workers=2"], permission="own")
 def components_add(ctx, name, kind, param, file, project, description, tags):
     import yaml
     from catalog import components
@@ -282,7 +326,7 @@ def components_add(ctx, name, kind, param, file, project, description, tags):
     return _added("component", d)
 
 
-@command("projects add", "create a project", args=[arg("name"), *COMMON_ADD])
+@command("projects add", "create a project", args=[arg("name"), *COMMON_ADD], permission="own")
 def projects_add(ctx, name, description, tags):
     from catalog import projects
     return _added("project", projects.add(db(ctx), name, ctx.owner, description, tags))
@@ -291,7 +335,7 @@ def projects_add(ctx, name, description, tags):
 @command("projects use", "make a project the default of this Slack channel",
          args=[arg("name", nargs="?", help="the project (leave out with --clear)"),
                arg("--channel", help="the channel (default: the one you are in)"),
-               arg("--clear", action="store_true", help="remove the channel's default")])
+               arg("--clear", action="store_true", help="remove the channel's default")], permission="own")
 def projects_use(ctx, name, channel, clear):
     from catalog import projects
     channel = channel or ctx.reply_to.get("channel")
@@ -314,7 +358,7 @@ def projects_use(ctx, name, channel, clear):
                arg("--replace", action="store_true", help="update an existing pipeline"),
                PROJECT_ARG, arg("--tag", "-t", action="append", dest="tags", default=None,
                                 help="a tag (repeat)")],
-         examples=["tfdesk pipelines add mnist-hvd pipeline.yaml"])
+         examples=["tfdesk pipelines add mnist-hvd pipeline.yaml"], permission="own")
 def pipelines_add(ctx, name, file, replace, project, tags):
     from catalog import pipelines
     from catalog.errors import InvalidInput
@@ -322,6 +366,11 @@ def pipelines_add(ctx, name, file, replace, project, tags):
         text = Path(file).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {file}: {exc}") from None
+    definition = pipelines.parse(text)
+    target = definition.get("name") if name == "-" else name
+    if replace and target:
+        _check_owners(ctx, "pipelines", target, "replace")
+    check_steps(ctx, definition, {}, db(ctx))  # no server paths or inline code from Slack
     d = pipelines.add(db(ctx), None if name == "-" else name, text, ctx.owner,
                       project=_project(ctx, project), tags=tags, replace=replace)
     return _added("pipeline", d)
@@ -341,15 +390,19 @@ def executor(ctx: Context):
                                 help="resume from this step, reusing the earlier steps' outputs"),
                arg("--param", action="append", default=[], help="KEY=VALUE override (repeat)")],
          examples=["tfdesk pipeline run mnist-hvd", "tfdesk pipeline run mnist-hvd --from train"],
-         slow=True)
+         slow=True, permission="compute")
 def pipeline_run(ctx, name, from_step, param):
     from catalog import runs
     ex = executor(ctx)
     if ex is None:
         return Reply.error("pipelines need the job engine, which this tfdesk does not have yet")
+    from catalog import pipelines
     conn = db(ctx)
+    _, definition = pipelines.definition(conn, name)
+    # Each step passes the gates of the command it stands for, for whoever runs it.
+    params = check_steps(ctx, definition, _params(param), conn, running=True)
     run_id = runs.start(conn, name, ctx.owner, ctx.reply_to, from_step=from_step,
-                        params=_params(param))
+                        params=params)
     st = runs.execute(conn, run_id, ex, progress=lambda m, d, t: ctx.report(m, d, t))
     ok = st["state"] == runs.SUCCEEDED
     return Reply(text=runs.render(st), data={"run": st}, ok=ok, status=0 if ok else 1)
@@ -358,7 +411,7 @@ def pipeline_run(ctx, name, from_step, param):
 @command("pipeline follow", "take over a run whose tfdesk stopped: wait for its running "
          "step's job, then run the rest",
          args=[arg("run", help="the run id (run-...)")],
-         examples=["tfdesk pipeline follow run-1a2b3c4d"], slow=True)
+         examples=["tfdesk pipeline follow run-1a2b3c4d"], slow=True, permission="compute")
 def pipeline_follow(ctx, run):
     from catalog import runs
     ex = executor(ctx)
@@ -366,6 +419,7 @@ def pipeline_follow(ctx, run):
         return Reply.error("pipelines need the job engine, which this tfdesk does not have yet")
     conn = db(ctx)  # the engine, made for the executor, has settled what can be settled
     st = runs.status(conn, run)
+    check_owner(ctx.actor, st["owner"], f"pipeline run {run}", "take over")
     if st["state"] == runs.RUNNING:
         st = runs.follow(conn, run, ex, progress=lambda m, d, t: ctx.report(m, d, t))
     ok = st["state"] == runs.SUCCEEDED
@@ -373,7 +427,7 @@ def pipeline_follow(ctx, run):
 
 
 @command("pipeline status", "a pipeline run's steps, jobs, outputs and errors",
-         args=[arg("run", help="the run id (run-...)")])
+         args=[arg("run", help="the run id (run-...)")], permission="read")
 def pipeline_status(ctx, run):
     from catalog import runs
     st = runs.status(db(ctx), run)
@@ -381,7 +435,7 @@ def pipeline_status(ctx, run):
 
 
 @command("pipeline runs", "recent runs of one pipeline or of all",
-         args=[arg("name", nargs="?"), arg("--limit", "-n", type=int, default=20)])
+         args=[arg("name", nargs="?"), arg("--limit", "-n", type=int, default=20)], permission="read")
 def pipeline_runs(ctx, name, limit):
     from catalog import runs
     rows = runs.list_runs(db(ctx), name, limit)
@@ -392,7 +446,7 @@ def pipeline_runs(ctx, name, limit):
 
 
 @command("catalog export", "write the whole catalog to a JSON file",
-         args=[arg("file")], examples=["tfdesk catalog export backup.json"], terminal_only=True)
+         args=[arg("file")], examples=["tfdesk catalog export backup.json"], permission="terminal")
 def catalog_export(ctx, file):
     from catalog import transfer
     counts = transfer.export_file(db(ctx), file)
@@ -402,7 +456,7 @@ def catalog_export(ctx, file):
 
 
 @command("catalog import", "load a catalog JSON export (all or nothing)",
-         args=[arg("file")], examples=["tfdesk catalog import backup.json"], terminal_only=True)
+         args=[arg("file")], examples=["tfdesk catalog import backup.json"], permission="terminal")
 def catalog_import(ctx, file):
     from catalog import transfer
     counts = transfer.import_file(db(ctx), file)

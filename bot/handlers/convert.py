@@ -28,7 +28,8 @@ def _write(out: Path, code: str) -> None:
          args=[arg("script", help="the training script (.py)", path=True),
                arg("--to", dest="target", choices=list(TARGETS), default="horovod",
                    help="distribution target (default: horovod)"),
-               arg("-o", "--output", default=None, help="write the converted script here", path=True),
+               arg("-o", "--output", default=None, help="write the converted script here (from Slack: a file name in your own outputs)",
+                   path="out"),
                arg("--diff", action="store_true", help="show the unified diff"),
                arg("--warmup-epochs", dest="warmup_epochs", type=int, default=None,
                    help="Horovod + fit(): ramp the learning rate up over N epochs"),
@@ -41,7 +42,7 @@ def _write(out: Path, code: str) -> None:
                      "Nothing in the script is executed.",
          examples=["tfdesk convert train.py --diff",
                    "tfdesk convert train.py --to tf-distribute -o train_dist.py",
-                   "tfdesk convert train.py --warmup-epochs 5 -o train_hvd.py"])
+                   "tfdesk convert train.py --warmup-epochs 5 -o train_hvd.py"], permission="own")
 def convert_(ctx, script, target="horovod", output=None, diff=False, warmup_epochs=None,
              force=False):
     path = Path(script).expanduser()

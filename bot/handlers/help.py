@@ -7,7 +7,7 @@ from bot.reply import Reply
 
 @command("help", "list commands, or show one command's help",
          args=[arg("topic", nargs="*", help="a command, e.g. 'ask' or 'kb build'")],
-         examples=["tfdesk help", "tfdesk help ask"])
+         examples=["tfdesk help", "tfdesk help ask"], permission="read")
 def help_(ctx, topic):
     from bot.parser import command_help
     name = " ".join(topic)

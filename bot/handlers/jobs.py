@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from bot.permissions import check_owner
 from bot.registry import arg, command
 from bot.reply import Reply
 
@@ -77,7 +78,7 @@ def _progress_subscriber(ctx, job_id):
                arg("--wait", action="store_true", help="wait for the end, showing progress"),
                arg("--dry-run", action="store_true", help="show what would run (Kubernetes: manifests)")],
          examples=["tfdesk train train.py --workers 2", "tfdesk train train.py --workers 4 "
-                   "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True)
+                   "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True, permission="compute")
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
           environment, wait, dry_run):
     engine = get_engine(ctx)
@@ -115,7 +116,7 @@ def _with_findings(spec: dict, text: str) -> str:
                                        "cancelled", "lost", "active"]),
                arg("--mine", action="store_true", help="only jobs you started"),
                arg("--all", action="store_true", help="every job, not only the last 20")],
-         examples=["tfdesk jobs", "tfdesk jobs --state running --mine"])
+         examples=["tfdesk jobs", "tfdesk jobs --state running --mine"], permission="read")
 def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
     from runners.models import ACTIVE
     engine = get_engine(ctx)
@@ -163,7 +164,7 @@ def _job_reply(engine, job_id, judge=False):
 
 
 @command("job", "show one job: spec, state, events, metrics, artifacts",
-         args=[arg("id", help="job id, e.g. j-1a2b3c4d")], examples=["tfdesk job j-1a2b3c4d"])
+         args=[arg("id", help="job id, e.g. j-1a2b3c4d")], examples=["tfdesk job j-1a2b3c4d"], permission="read")
 def job(ctx, id):  # noqa: A002
     return _job_reply(get_engine(ctx), id)
 
@@ -171,7 +172,7 @@ def job(ctx, id):  # noqa: A002
 @command("logs", "show a job's log",
          args=[arg("id", help="job id"), arg("--tail", type=int, help="only the last N lines"),
                arg("--follow", action="store_true", help="wait for the job to end, showing progress")],
-         examples=["tfdesk logs j-1a2b3c4d --tail 50"])
+         examples=["tfdesk logs j-1a2b3c4d --tail 50"], permission="read")
 def logs(ctx, id, tail, follow):  # noqa: A002
     engine = get_engine(ctx)
     job = engine.get(id)
@@ -190,9 +191,10 @@ def logs(ctx, id, tail, follow):  # noqa: A002
 
 
 @command("cancel", "cancel a queued or running job",
-         args=[arg("id", help="job id")], examples=["tfdesk cancel j-1a2b3c4d"])
+         args=[arg("id", help="job id")], examples=["tfdesk cancel j-1a2b3c4d"], permission="own")
 def cancel(ctx, id):  # noqa: A002
     engine = get_engine(ctx)
+    check_owner(ctx.actor, engine.get(id).owner, f"job {id}", "cancel")
     job = engine.cancel(id)
     note = "" if job.state == "cancelled" else " (stopping; 'tfdesk job ID' shows when it is done)"
     return Reply(text=f"job {id}: {job.state}{note}", data=job.to_dict())
@@ -201,7 +203,9 @@ def cancel(ctx, id):  # noqa: A002
 @command("delete", "delete a finished job: its files, cluster objects and record",
          args=[arg("id", help="job id"),
                arg("--force", action="store_true", help="cancel it first when it is still running")],
-         examples=["tfdesk delete j-1a2b3c4d"])
+         examples=["tfdesk delete j-1a2b3c4d"], permission="own")
 def delete(ctx, id, force):  # noqa: A002
-    get_engine(ctx).delete(id, force=force)
+    engine = get_engine(ctx)
+    check_owner(ctx.actor, engine.get(id).owner, f"job {id}", "delete")
+    engine.delete(id, force=force)
     return Reply(text=f"deleted job {id}", data={"id": id, "deleted": True})

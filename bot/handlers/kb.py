@@ -39,7 +39,7 @@ def _symbol_lines(d: dict) -> list[str]:
                arg("--version", "-v", help="show signatures in this release (default: newest)"),
                arg("--limit", "-k", type=int, default=5, help="how many results (default 5)")],
          examples=["tfdesk ask tf.nn.softmax", "tfdesk ask pad a tensor with zeros",
-                   "tfdesk ask tf.Session --version 2.15", "tfdesk ask tf.nn.softmx"])
+                   "tfdesk ask tf.Session --version 2.15", "tfdesk ask tf.nn.softmx"], permission="read")
 def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Reply:
     data = answers(ctx).ask(" ".join(query), version=version, limit=limit)
     legacy = ""
@@ -65,7 +65,7 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
 @command("history", "every change to a symbol, release by release",
          args=[arg("symbol", help="e.g. tf.keras.Model.fit")],
          examples=["tfdesk history tf.estimator.Estimator",
-                   "tfdesk history tf.keras.layers.experimental.preprocessing.RandomFlip"])
+                   "tfdesk history tf.keras.layers.experimental.preprocessing.RandomFlip"], permission="read")
 def history(ctx: Context, symbol: str) -> Reply:
     data = answers(ctx).history(symbol)
     s = data["symbol"]
@@ -85,7 +85,7 @@ def history(ctx: Context, symbol: str) -> Reply:
 @command("diff", "what changed between two releases",
          args=[arg("v1", help="older release, e.g. 2.15"), arg("v2", help="newer release"),
                arg("--module", "-m", help="only this module and below, e.g. tf.keras")],
-         examples=["tfdesk diff 2.15 2.16 --module tf.keras", "tfdesk diff 2.10 2.11 -m tf.data"])
+         examples=["tfdesk diff 2.15 2.16 --module tf.keras", "tfdesk diff 2.10 2.11 -m tf.data"], permission="read")
 def diff(ctx: Context, v1: str, v2: str, module: str | None) -> Reply:
     data = answers(ctx).diff(v1, v2, module)
     c = data["counts"]
@@ -118,7 +118,7 @@ group("kb", "build, load and inspect the knowledge base")
 @command("kb load", "build the KB from the compact extract shipped with tfdesk (no downloads)",
          args=[arg("--force", action="store_true", help="rebuild even if up to date"),
                arg("--extract", help="a compact extract file other than the shipped one")],
-         terminal_only=True)
+         permission="terminal")
 def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
     from pathlib import Path
 
@@ -140,7 +140,7 @@ def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
                arg("--no-download", action="store_true", help="use only wheels already there"),
                arg("--export", help="also write the compact extract to this file")],
          examples=["tfdesk kb build --versions 2.15-2.16", "tfdesk kb build --wheel-dir /data/wheels"],
-         slow=True, terminal_only=True)
+         slow=True, permission="terminal")
 def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_download: bool,
              export: str | None) -> Reply:
     from pathlib import Path
@@ -166,7 +166,7 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
     return Reply(text=text, data=stats)
 
 
-@command("kb status", "which releases the KB holds and where they came from")
+@command("kb status", "which releases the KB holds and where they came from", permission="read")
 def kb_status(ctx: Context) -> Reply:
     a = answers(ctx)
     rows = a.kb.release_rows

@@ -127,7 +127,7 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
                arg("--detach", action="store_true", help="start the job and return at once")],
          examples=["tfdesk convert-model ./my_model", "tfdesk convert-model model.keras --to "
                    "tensorrt --precision fp16", "tfdesk convert-model model.zip --precision int8 "
-                   "--calibration samples.npz"], slow=True)
+                   "--calibration samples.npz"], slow=True, permission="compute")
 def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
                   signature, opset, environment, detach, allow_code=False):
     spec = {"model": str(Path(model).expanduser().resolve()), "target": target,
@@ -155,7 +155,7 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
                    help="show what would run (Kubernetes: the manifests)")],
          examples=["tfdesk infer ./my_model --batch 1,32", "tfdesk infer model.onnx --input x.npz",
                    "tfdesk infer /mnt/models/resnet --backend kubernetes --dry-run"],
-         slow=True)
+         slow=True, permission="compute")
 def infer(ctx, model, batch, backend, input, signature, gpus, environment, detach,  # noqa: A002
           dry_run, allow_code=False):
     spec = {"model": str(Path(model).expanduser().resolve()), "batch": batch, "input": input,
@@ -194,7 +194,7 @@ def infer(ctx, model, batch, backend, input, signature, gpus, environment, detac
                    "tfdesk evaluate ./my_model --data test.csv --against "
                    "~/.tfdesk/jobs/j-1a2b3c4d/out/model.optimized.onnx",
                    "tfdesk evaluate model.keras --data test.tfrecord --metrics accuracy,top5"],
-         slow=True)
+         slow=True, permission="compute")
 def evaluate(ctx, model, data, metrics, against, label, output, tolerance, signature,  # noqa: PLR0913
              environment, detach, allow_code=False):
     from converters.model import metrics as metric_rules

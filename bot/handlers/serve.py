@@ -40,7 +40,7 @@ def choose_mode(config: Config) -> str:
          description="Runs tfdesk for Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise "
                      "the HTTP endpoint /slack/events (and /healthz) verified with "
                      "SLACK_SIGNING_SECRET. With no Slack credentials, the local console.",
-         examples=["tfdesk serve", "tfdesk serve --port 8080"], terminal_only=True)
+         examples=["tfdesk serve", "tfdesk serve --port 8080"], permission="terminal")
 def serve(ctx, port: int, host: str | None):
     mode = choose_mode(ctx.config)
     if mode == "console":

@@ -87,7 +87,7 @@ def commands_reference(ctx, run_examples: bool = True) -> str:
                arg("--no-examples", action="store_true",
                    help="skip running the read-only command examples for the reference")],
          examples=["tfdesk site build", "tfdesk site build --out ./site"], slow=True,
-         terminal_only=True)
+         permission="terminal")
 def site_build(ctx, out=None, no_examples=False):
     t0 = time.perf_counter()
     from knowledge_base.site import generate
@@ -153,7 +153,7 @@ def make_server(site_dir: Path, host: str, port: int) -> http.server.ThreadingHT
          args=[arg("--port", type=int, default=8000, help="port (default 8000)"),
                arg("--host", default="127.0.0.1", help="address to listen on"),
                arg("--dir", dest="site_dir", help="built site folder (default: $TFDESK_HOME/site)")],
-         examples=["tfdesk site serve", "tfdesk site serve --port 8080"], terminal_only=True)
+         examples=["tfdesk site serve", "tfdesk site serve --port 8080"], permission="terminal")
 def site_serve(ctx, port=8000, host="127.0.0.1", site_dir=None):
     if not 0 < port < 65536:
         return Reply.error(f"--port must be between 1 and 65535, not {port}", status=2)

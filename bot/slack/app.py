@@ -14,6 +14,7 @@ from slack_sdk.http_retry.builtin_interval_calculators import \
     BackoffRetryIntervalCalculator
 
 from bot.config import Config
+from bot.paths import Areas, public
 from bot.slack import listeners
 from bot.slack.access import Gate, Policy
 from bot.slack.messenger import Messenger
@@ -72,8 +73,12 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
                       config.slack_app_token)
     client = make_client(config)
     store = SlackStore(config.state_path)
-    messenger = Messenger(client, store)
-    gate = Gate(Policy.from_section(config.section("slack")), store, client, running_jobs)
+    # Nothing posted to Slack shows a path on the tfdesk machine (bot.paths.public).
+    areas = Areas.of(config)
+    messenger = Messenger(client, store, scrub=lambda message: public(message, areas))
+    # Roles from [slack]; the running-job limit is counted by dispatch (running_jobs is
+    # kept in the signature for callers that still pass it).
+    gate = Gate(Policy.from_section(config.section("slack")), store, client)
     service = SlackService(config, client, store, gate, messenger, services)
     pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tfdesk-slack")
     prestart(pool, WORKERS)

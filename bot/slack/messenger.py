@@ -32,9 +32,12 @@ def error_code(exc: Exception) -> str:
 
 
 class Messenger:
-    def __init__(self, client, store: SlackStore):
+    def __init__(self, client, store: SlackStore,
+                 scrub: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
         self.client = client
         self.store = store
+        # Applied to every message before it goes out (answers show no server paths).
+        self.scrub = scrub or (lambda message: message)
         # Called with (job_id, method, response) when an outbox item finally goes out.
         self.on_delivered: Callable[[str | None, str, Any], None] | None = None
         # What each message (channel, ts) shows now: an update that changes nothing is not
@@ -60,6 +63,7 @@ class Messenger:
 
     def post(self, channel: str, message: dict[str, Any], thread_ts: str | None = None,
              job_id: str | None = None, keep: bool = True) -> str | None:
+        message = self.scrub(message)
         payload = {"channel": channel, **message}
         if thread_ts:
             payload["thread_ts"] = thread_ts
@@ -79,6 +83,7 @@ class Messenger:
 
     def update(self, channel: str, ts: str, message: dict[str, Any],
                job_id: str | None = None) -> bool:
+        message = self.scrub(message)
         key, content = (channel, ts), _content(message)
         with self._shown_lock:  # claimed before sending, so two threads never send it twice
             before = self._shown.get(key)
@@ -98,6 +103,7 @@ class Messenger:
                   thread_ts: str | None = None, respond: Callable | None = None) -> bool:
         """Only ``user`` sees it; falls back to the command's response_url outside channels
         the bot is in (a DM between two people, say)."""
+        message = self.scrub(message)
         payload = {"channel": channel, "user": user, **message}
         if thread_ts:
             payload["thread_ts"] = thread_ts

@@ -22,15 +22,15 @@ from slack_sdk.errors import SlackApiError
 
 from bot.config import Config
 from bot.context import Context
+from bot.dispatch import authorize, run_line
 from bot.dispatch import run as run_command
-from bot.dispatch import run_line
 from bot.parser import HelpRequested, UsageError, parse
 from bot.registry import COMMANDS
 from bot.reply import Reply
-from bot.services import Services, engine_config
+from bot.services import Services
 from bot.slack import blocks as bk
 from bot.slack import uploads
-from bot.slack.access import COMPUTE_COMMANDS, Gate
+from bot.slack.access import Gate
 from bot.slack.messenger import Messenger
 from bot.slack.store import SlackStore
 
@@ -65,7 +65,6 @@ class SlackService:
         self.model_limit = int(float(section.get("max_model_mb", uploads.DEFAULT_MODEL_LIMIT_MB))
                                * 1024 * 1024)
         self.uploads_dir = config.home / "slack" / "uploads"
-        self.file_roots = (config.home / "slack", engine_config(config).jobs_dir)
         # Set by the job publisher: called with (job_id, Where, status message ts).
         self.on_job_started: Callable[[str, Where, str | None], None] | None = None
         # Threads where a command is still running: (channel, thread_ts) -> how many.
@@ -90,29 +89,29 @@ class SlackService:
                 if self._busy[key] <= 0:
                     del self._busy[key]
 
-    def _dispatch(self, where: "Where", command) -> Reply:
+    def _dispatch(self, where: "Where", command, ctx: Context | None = None) -> Reply:
         with self._working(where):
-            return run_command(self.context(where), command)
+            return run_command(ctx or self.context(where), command)
 
     # -- shared pieces -------------------------------------------------------------------------
     def context(self, where: Where) -> Context:
-        # Paths in Slack commands may only name what tfdesk put on disk itself: shared files
-        # and job outputs. Anything else on the server stays unreadable from Slack.
-        return Context(self.config, owner=where.user, reply_to=where.reply_to(),
-                       file_roots=self.file_roots, services=self.services)
+        # The asker with their roles: dispatch checks every command against them, and a
+        # member's paths name only their own uploads, outputs and jobs.
+        return Context(self.config, reply_to=where.reply_to(), services=self.services,
+                       actor=self.gate.actor(where.user, where.channel),
+                       audit=self.gate.auditor(where.user, where.channel))
 
     def _run(self, where: Where, argv: list[str] | str) -> tuple[Any, Reply, str | None]:
-        """Parse, authorise, run. Returns (command or None, reply, refusal reason or None)."""
-        line = argv if isinstance(argv, str) else shlex.join(argv)
+        """Parse and run (dispatch authorises). Returns (command or None, reply, refusal
+        reason or None)."""
         try:
             command = parse(argv)
         except (HelpRequested, UsageError):
             _, reply = run_line(self.context(where), argv)  # the help or usage answer
             return None, reply, None
-        reason = self.gate.check(where.user, where.channel, command.name, line)
-        if reason:
-            return command, Reply.error(reason, {"refused": True}), reason
-        return command, self._dispatch(where, command), None
+        reply = self._dispatch(where, command)
+        refused = isinstance(reply.data, dict) and reply.data.get("refused")
+        return command, reply, reply.text if refused else None
 
     def _answer(self, where: Where, reply: Reply, *, line: str | None = None,
                 as_json: bool = False, extra=(), status_ts: str | None = None,
@@ -152,12 +151,12 @@ class SlackService:
             command = parse(text)
         except (HelpRequested, UsageError):
             command = None
-        if command is not None and (command.name in COMPUTE_COMMANDS or
-                                    COMMANDS[command.name].slow):
+        if command is not None and _starts_work(command.name):
             # Slow work answers in a thread: open it first so the job can report into it.
-            reason = self.gate.check(user, channel, command.name, text)
-            if reason:
-                self._ephemeral(where, Reply.error(reason, {"refused": True}), respond)
+            # A refusal is for the asker only: asked first, then run (refused and audited).
+            ctx = self.context(where)
+            if authorize(ctx, COMMANDS[command.name]):
+                self._ephemeral(where, run_command(ctx, command), respond)
                 return
             root = bk.render_reply(Reply(text=":hourglass_flowing_sand: working on it…"),
                                    user=user, line=text)
@@ -168,7 +167,7 @@ class SlackService:
                     "or use a channel it is in."), respond)
                 return
             where.thread_ts = ts
-            reply = self._dispatch(where, command)
+            reply = self._dispatch(where, command, self.context(where))
             if not reply.ok:
                 self.messenger.update(channel, ts, bk.render_reply(reply, user=user, line=text))
                 self._job_started(reply, where, ts)  # closes the record of a failed job
@@ -207,8 +206,7 @@ class SlackService:
             instruction = "help"
         command, reply, _ = self._run(where, instruction)
         # A command that starts a job: its answer becomes the job's status message.
-        track = bool(command and (command.name in COMPUTE_COMMANDS or
-                                  COMMANDS[command.name].slow))
+        track = bool(command and _starts_work(command.name))
         self._answer(where, reply, as_json=bool(command and command.json), track=track)
 
     # -- file uploads --------------------------------------------------------------------------
@@ -225,11 +223,11 @@ class SlackService:
             name = info.get("name") or info.get("title") or f["id"]
             kind = uploads.check_declared(name, info.get("size"), self.model_limit)
             dest = self.uploads_dir / safe_key(info["id"]) / uploads.safe_name(name)
-            argv = (uploads.script_argv(dest, uploads.script_target(instruction))
+            argv = (_script_argv(dest, uploads.script_target(instruction))
                     if kind.kind == "script" else uploads.model_argv(dest, instruction))
-            reason = self.gate.check(where.user, where.channel, argv[0], shlex.join(argv))
-            if reason:
-                raise uploads.UploadError(reason)
+            ctx = self.context(where)
+            if authorize(ctx, COMMANDS[argv[0]]):  # before downloading anything
+                raise uploads.UploadError(run_command(ctx, parse(argv)).text)
             status_ts = self.messenger.post(where.channel, {
                 "text": f"Received {name}; converting…",
                 "blocks": [bk.section(f":inbox_tray: Received `{bk.escape(name)}` "
@@ -274,7 +272,7 @@ class SlackService:
         full = "\n\n".join(p for p in reply.text.split("\n\n") if not p.startswith("wrote "))
         report.write_text(full + "\n", encoding="utf-8")
         (script.parent / "report.txt").write_text(full + "\n", encoding="utf-8")
-        files = [Path(data["output"])] if data.get("output") else []
+        files = list(reply.files)
         shown = Reply(text=summary_text(full, data), data={"diff": data.get("diff", "")},
                       files=files + [report])
         self._answer(where, shown, status_ts=status_ts,
@@ -311,7 +309,7 @@ class SlackService:
                         self.messenger.upload(channel, thread_ts, [report])
                     return
                 if action_id == "tf_convert_tfd":
-                    self.convert_script(where, script, uploads.script_argv(script,
+                    self.convert_script(where, script, _script_argv(script,
                                                                            "tf-distribute"))
                     return
                 target = _loads(value).get("to", "horovod")
@@ -339,6 +337,20 @@ class SlackService:
             _, reply = run_line(self.context(Where(user, user)), ["jobs", "--mine"])
             jobs = reply
         self.client.views_publish(user_id=user, view=home_view(user, jobs))
+
+
+def _script_argv(script: Path, target: str) -> list[str]:
+    """``convert`` of an upload; the converted script goes to the member's own outputs
+    (outputs/UPLOAD-ID/NAME), as everything written for a member does."""
+    argv = uploads.script_argv(script, target)
+    out = argv.index("-o") + 1
+    argv[out] = f"{script.parent.name}/{Path(argv[out]).name}"
+    return argv
+
+
+def _starts_work(name: str) -> bool:
+    spec = COMMANDS[name]
+    return spec.permission == "compute" or spec.slow
 
 
 def safe_key(file_id: str) -> str:
