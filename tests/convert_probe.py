@@ -130,6 +130,25 @@ def _patch_data():
 
     tf.keras.Model.fit = _fit
 
+    # Keras' dataset builders batch by themselves (32 unless told): their batch is scaled too.
+    for module in (tf.keras.utils, tf.keras.preprocessing):
+        for name in BUILDERS:
+            if hasattr(module, name):
+                setattr(module, name, _scaled_builder(getattr(module, name), BUILDERS[name]))
+
+
+BUILDERS = {"image_dataset_from_directory": 32, "text_dataset_from_directory": 32,
+            "audio_dataset_from_directory": 32, "timeseries_dataset_from_array": 128}
+
+
+def _scaled_builder(builder, default):
+    def scaled(*args, **kwargs):
+        if BATCH_FACTOR != 1 and _from_script() and kwargs.get("batch_size", default) is not None:
+            kwargs["batch_size"] = kwargs.get("batch_size", default) * BATCH_FACTOR
+        kwargs.setdefault("shuffle", False)
+        return builder(*args, **kwargs)
+    return scaled
+
 
 def _patch_layers():
     dropout_init = tf.keras.layers.Dropout.__init__
