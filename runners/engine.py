@@ -139,12 +139,20 @@ class Engine:
             return None, "", Needs()
         k = get_kind(kind)
         needs = k.needs(spec) if k.needs else Needs()
-        env, why = choose(self.config.environments(), needs, backend, spec.get("environment"))
+        envs = self.config.environments()
+        env, why = choose(envs, needs, backend, spec.get("environment"))
+        if needs.tensorrt:
+            from runners.runtimes import gpu_environment
+            needs.gpu_env = gpu_environment(envs)
         return env, why, needs
 
     def _prepare(self, k: JobKind, spec: dict, workdir: Path, runtime, why: str, needs) -> dict:
         from runners.runtimes import summary
         spec = {key: v for key, v in spec.items() if key != "environment"}
+        if needs.gpu_env:  # where TensorRT work goes when this machine cannot do it
+            spec["kubernetes"] = {**(spec.get("kubernetes") or {}),
+                                  "tensorrt_image": needs.gpu_env["image"],
+                                  "environment": needs.gpu_env["name"]}
         stored = k.prepare(spec, workdir, self.runner_env(summary(runtime)))
         if why:
             stored["runtime"], stored["runtime_why"] = summary(runtime), why

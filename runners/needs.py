@@ -118,7 +118,8 @@ def model_needs(spec: dict[str, Any]) -> Needs:
         parts = (v or "").split(".")
         if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
             minor = f"{parts[0]}.{parts[1]}"
-            needs.add(f">={minor}", f"loads a SavedModel written by TensorFlow {v}")
+            # A preference: older TensorFlow often loads it, and intake says when it cannot.
+            needs.add(f">={minor}", f"loads a SavedModel written by TensorFlow {v}", soft=True)
     target = spec.get("target")
     if target == "tensorrt":
         needs.add("", "builds a TensorRT engine, which needs an NVIDIA GPU and TensorRT",

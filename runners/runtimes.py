@@ -38,12 +38,14 @@ class Need:
     horovod: bool = False
     tensorrt: bool = False
     keras3_fit: bool = False  # marks the Keras 3 fit() limitation, for a precise refusal
+    soft: bool = False  # a preference: an environment that misses it may still run the job
 
 
 @dataclass
 class Needs:
     items: list[Need] = field(default_factory=list)
     fit_line: int | None = None  # where a script trains with Keras fit(), for the refusals
+    gpu_env: dict[str, Any] | None = None  # for TensorRT work when this machine has no GPU
 
     def add(self, tf: str, why: str, **kw) -> None:
         self.items.append(Need(tf, why, **kw))
@@ -66,7 +68,13 @@ class Needs:
         return None
 
     def spec(self) -> SpecifierSet:
-        return SpecifierSet(",".join(n.tf for n in self.items if n.tf))
+        return SpecifierSet(",".join(n.tf for n in self.items if n.tf and not n.soft))
+
+    def hard(self) -> "Needs":
+        return Needs([n for n in self.items if not n.soft], self.fit_line, self.gpu_env)
+
+    def soft(self) -> "Needs":
+        return Needs([n for n in self.items if n.soft])
 
     def describe(self) -> str:
         return "; ".join(n.why for n in self.items)
@@ -101,7 +109,9 @@ def misfit(env: dict[str, Any], needs: Needs, brief: bool = False) -> str | None
                 return bad if brief else f"{bad}, and the job {need.why}"
         if need.horovod and not env.get("horovod_version"):
             return "it has no Horovod" if brief else f"it has no Horovod, and the job {need.why}"
-        if need.tensorrt and "tensorrt" not in (env.get("tags") or []):
+        # Locally the job builds the engine when this machine has a GPU and answers with the
+        # GPU environment's manifests when not; an image must hold TensorRT itself.
+        if need.tensorrt and env.get("kind") == "image" and "tensorrt" not in (env.get("tags") or []):
             bad = "it has no TensorRT (no 'tensorrt' tag)"
             return bad if brief else f"{bad}, and the job {need.why}"
     return None
@@ -111,7 +121,9 @@ def contradiction(needs: Needs) -> str | None:
     """A reason no environment could ever satisfy, e.g. Keras 3 APIs and Keras 3 fit() under
     MultiWorkerMirroredStrategy, or Horovod and Keras 3."""
     spec = needs.spec()
-    candidates = [Version(f"2.{minor}.0") for minor in range(0, 40)]
+    candidates = [Version(f"{major}.{minor}.{patch}") for major in (2, 3)
+                  for minor in range(0, 200) for patch in (0, 1, 99)]
+    needs = needs.hard()
     if not needs.items or any(spec.contains(v) for v in candidates):
         return None
     fit = next((n for n in needs.items if n.keras3_fit), None)
@@ -151,7 +163,7 @@ def choose(envs: list[dict[str, Any]], needs: Needs, backend: str = "local",
             where = "--backend kubernetes" if env["kind"] == "image" else "--backend local"
             raise NoRuntime(f"environment {named!r} is {'an image' if env['kind'] == 'image' else 'a local interpreter'}; "
                                 f"it runs jobs with {where}")
-        bad = misfit(env, needs) or contradiction(needs)
+        bad = misfit(env, needs.hard()) or contradiction(needs)
         if bad:
             raise NoRuntime(f"environment {named!r} cannot run this job: {bad}")
         return env, f"environment {named} ({_versions(env)}), as asked"
@@ -165,12 +177,13 @@ def choose(envs: list[dict[str, Any]], needs: Needs, backend: str = "local",
         raise NoRuntime("no local environment is registered; build one with 'make runner-env' "
                             "or add one with 'tfdesk environments add NAME --python PATH'")
     default = next((e for e in mine if e.get("default")), None)
-    fits = [e for e in mine if misfit(e, needs) is None]
+    fits = [e for e in mine if misfit(e, needs.hard()) is None]
     if not fits:
-        reasons = "; ".join(f"{e['name']}: {misfit(e, needs)}" for e in mine)
+        reasons = "; ".join(f"{e['name']}: {misfit(e, needs.hard())}" for e in mine)
         hint = (" Add one with 'tfdesk environments add'." if kind == "image" else "")
         raise NoRuntime(f"no {'image' if kind == 'image' else 'local'} environment can run "
                             f"this job ({needs.describe()}): {reasons}.{hint}")
+    fits = [e for e in fits if misfit(e, needs.soft()) is None] or fits  # preferences
     if default is not None and default in fits:
         why = f"the default environment {default['name']} ({_versions(default)})"
         return default, why + (f"; the job {needs.describe()}" if needs.items else "")
@@ -180,6 +193,13 @@ def choose(envs: list[dict[str, Any]], needs: Needs, backend: str = "local",
     if default is not None:
         why += f"; the default {default['name']} does not fit ({misfit(default, needs, brief=True)})"
     return best, why
+
+
+def gpu_environment(envs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The GPU environment for TensorRT work on Kubernetes: an image tagged ``tensorrt``
+    (the default first, then the newest)."""
+    gpu = [e for e in envs if e["kind"] == "image" and "tensorrt" in (e.get("tags") or [])]
+    return max(gpu, key=lambda e: (bool(e.get("default")), e.get("id") or 0), default=None)
 
 
 def _versions(env: dict[str, Any]) -> str:

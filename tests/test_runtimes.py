@@ -224,3 +224,27 @@ def test_keras3_refusals_before_anything_starts(tmp_path, monkeypatch, script, t
         assert ctx.services.engine.list() == []  # no job was made
     finally:
         ctx.services.close()
+
+
+def _keras_file(path: Path, version: str) -> Path:
+    import json
+    import zipfile
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("metadata.json", json.dumps({"keras_version": version}))
+        zf.writestr("config.json", "{}")
+    return path
+
+
+def test_models_saved_with_keras3_go_to_the_keras3_runtime(tmp_path):
+    from runners.needs import model_needs
+    envs = _envs(tmp_path)
+    k3 = model_needs({"model": str(_keras_file(tmp_path / "m3.keras", "3.15.1"))})
+    env, why = choose(envs, k3, "local")
+    assert env["name"] == "runner-tf221" and "saved with Keras 3.15.1" in why
+    k2 = model_needs({"model": str(_keras_file(tmp_path / "m2.keras", "2.15.0"))})
+    assert choose(envs, k2, "local")[0]["name"] == "runner"
+    # TensorRT on a machine without a GPU still runs locally (ONNX, validation, manifests)
+    trt = model_needs({"model": str(tmp_path / "m2.keras"), "target": "tensorrt"})
+    assert choose(envs, trt, "local")[0]["name"] == "runner"
+    with pytest.raises(JobError, match="no TensorRT"):
+        choose(envs, trt, "kubernetes")

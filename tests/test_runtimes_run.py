@@ -38,3 +38,28 @@ def test_keras3_loop_trains_in_sync_on_the_tf221_runtime(tmp_path, monkeypatch):
         assert "MultiWorkerMirroredStrategy" in (Path(r.data["workdir"]) / "script.py").read_text()
     finally:
         ctx.services.close()
+
+
+def test_a_keras3_model_converts_in_the_keras3_runtime(tmp_path, monkeypatch):
+    import subprocess
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    model = tmp_path / "k3.keras"
+    subprocess.run([str(KERAS3), "-c", (
+        "import keras\n"
+        "x = keras.Input((16,), name='features')\n"
+        "y = keras.layers.Dense(3, activation='softmax', name='probs')(keras.layers.Dense(8)(x))\n"
+        f"keras.Model(x, y).save({str(model)!r})\n")], check=True, capture_output=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text(f'[runner]\npython = "{KERAS2}"\nkeras3_python = "{KERAS3}"\n')
+    monkeypatch.setenv("TFDESK_HOME", str(home))
+    ctx = Context(config=load_config())
+    try:
+        _, r = run_line(ctx, f"convert-model {model} --batch 1,8")
+        assert r.ok, r.text
+        assert "environment: picked runner-tf221" in r.text and "saved with Keras 3" in r.text
+        assert r.data["validation"]["passed"]
+    finally:
+        ctx.services.close()

@@ -119,6 +119,9 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
                arg("--input", path=True, help="validation samples (.npz keyed by input name, or .npy)"),
                arg("--signature", default="serving_default", help="SavedModel signature"),
                arg("--opset", type=int, help="ONNX opset (default 17)"),
+               arg("--shape", action="append", default=[], metavar="NAME=MIN:OPT:MAX",
+                   help="TensorRT engine profile for an input, each a shape like 1x128 "
+                   "(repeat per input); default: the model's own shapes"),
                arg("--env", dest="environment", help="the catalog environment to run in "
                    "(default: the one that fits the model)"),
                arg("--allow-code", action="store_true", help="load a model even though it holds "
@@ -129,11 +132,11 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
                    "tensorrt --precision fp16", "tfdesk convert-model model.zip --precision int8 "
                    "--calibration samples.npz"], slow=True, permission="compute")
 def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
-                  signature, opset, environment, detach, allow_code=False):
+                  signature, opset, shape, environment, detach, allow_code=False):
     spec = {"model": str(Path(model).expanduser().resolve()), "target": target,
             "precision": precision, "calibration": calibration, "tolerance": tolerance,
             "batch": batch, "input": input, "signature": signature, "opset": opset,
-            "environment": environment, "allow_code": allow_code}
+            "shape": shape, "environment": environment, "allow_code": allow_code}
     return _run(ctx, "convert-model", spec, "local", detach)
 
 

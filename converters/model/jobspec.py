@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from converters.model import benchmark, intake, tensorrt, validate
-from converters.model.errors import BadInput, RunnerMissing
+from converters.model.errors import BadInput, BadOption, RunnerMissing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_FILE = "spec.json"
@@ -86,6 +86,9 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
     precision = spec.get("precision") or "fp32"
     if mode == "convert":
         tensorrt.check_precision(target, precision, spec.get("calibration"))
+    if spec.get("shape") and target != "tensorrt":
+        raise BadOption("--shape sets the TensorRT engine's optimisation profiles; use it with "
+                        "--to tensorrt")
     tol = validate.tolerance(precision, spec.get("tolerance"))
     batches = benchmark.parse_batches(spec.get("batch"))
     model = Path(str(spec["model"])).expanduser()
@@ -115,6 +118,8 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
                   "budget_s": float(settings.get("budget_s", 5.0)),
                   **(spec.get("bench") or {})},
         "kubernetes": {**settings.get("tensorrt", {}), **(spec.get("kubernetes") or {})},
+        # TensorRT optimisation profiles the user gave (--shape): input -> {min, opt, max}.
+        "trt_shapes": tensorrt.parse_shape_args(spec.get("shape")) if spec.get("shape") else {},
         # The runner env may lack matplotlib; then the worker asks the bot's Python to draw.
         "chart_python": sys.executable, "repo_root": str(REPO_ROOT),
         **evaluation,

@@ -130,15 +130,92 @@ def check_precision(target: str, precision: str, calibration: str | None) -> Non
                         "quantisation ranges); drop it or add --precision int8")
 
 
-def profile_shapes(inputs: list[dict], batches: list[int], dim_default: int) -> dict:
-    """TensorRT optimisation profile: min/opt/max over the batch sizes asked for."""
+def parse_shape_args(values: list[str] | None) -> dict[str, dict[str, list[int]]]:
+    """``--shape name=min:opt:max`` (each a shape like ``1x128``) -> a profile per input."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for value in values or []:
+        name, sep, ranges = value.partition("=")
+        parts = ranges.split(":")
+        if not sep or not name or len(parts) != 3:
+            raise BadOption(f"--shape {value!r}: write NAME=MIN:OPT:MAX with each a shape like "
+                            f"1x128, e.g. tokens=1x16:8x128:32x512")
+        try:
+            dims = [[int(d) for d in p.lower().split("x")] for p in parts]
+        except ValueError:
+            raise BadOption(f"--shape {value!r}: dimensions must be whole numbers "
+                            f"(e.g. tokens=1x16:8x128:32x512)") from None
+        if len({len(d) for d in dims}) != 1 or any(x < 1 for d in dims for x in d):
+            raise BadOption(f"--shape {value!r}: min, opt and max need the same number of "
+                            f"dimensions, each at least 1")
+        if any(not lo <= mid <= hi for lo, mid, hi in zip(*dims)):
+            raise BadOption(f"--shape {value!r}: each dimension needs min <= opt <= max")
+        if name in out:
+            raise BadOption(f"--shape given twice for input {name!r}")
+        out[name] = {"min": dims[0], "opt": dims[1], "max": dims[2]}
+    return out
+
+
+def profile_shapes(inputs: list[dict], batches: list[int], dim_default: int | None = None,
+                   user: dict[str, dict[str, list[int]]] | None = None,
+                   samples: dict[str, list[int]] | None = None) -> dict:
+    """TensorRT optimisation profile for each input, from the model's own shapes.
+
+    The batch dimension spans the batch sizes asked for; fixed dimensions are the model's; a
+    dynamic non-batch dimension takes the user's ``--shape`` range, else the size in the
+    user's samples (``samples``: input -> shape), and is otherwise refused: an engine pinned to
+    a guessed size fails or pads at the first real input. ``dim_default`` is not used for the
+    engine (it only sizes generated validation data) and stays for callers' compatibility."""
+    user = dict(user or {})
+    names = {spec["name"] for spec in inputs}
+    unknown = sorted(set(user) - names)
+    if unknown:
+        raise BadOption(f"--shape names {', '.join(map(repr, unknown))}, which the model does not "
+                        f"have; its inputs are {', '.join(sorted(names))}")
     lo, hi = min(batches), max(batches)
     opt = sorted(batches)[len(batches) // 2]
-    shapes = {}
+    shapes, missing = {}, []
     for spec in inputs:
-        rest = [dim_default if d is None else d for d in (spec["shape"] or [])[1:]]
-        shapes[spec["name"]] = {"min": [lo] + rest, "opt": [opt] + rest, "max": [hi] + rest}
+        declared = list(spec["shape"] or [])
+        name = spec["name"]
+        if name in user:
+            given = user[name]
+            if declared and len(given["min"]) != len(declared):
+                raise BadOption(f"--shape {name}: the model's input has {len(declared)} "
+                                f"dimensions {_show(declared)}, not {len(given['min'])}")
+            for i, d in enumerate(declared):
+                if d is not None and not given["min"][i] == given["max"][i] == d:
+                    raise BadOption(f"--shape {name}: dimension {i} is fixed at {d} in the "
+                                    f"model {_show(declared)}")
+            shapes[name] = given
+            continue
+        row: dict[str, list[int]] = {"min": [], "opt": [], "max": []}
+        for i, d in enumerate(declared):
+            if i == 0 and d is None:
+                vals = (lo, opt, hi)
+            elif d is not None:
+                vals = (d, d, d)
+            elif samples and name in samples and len(samples[name]) == len(declared):
+                vals = (samples[name][i],) * 3
+            else:
+                missing.append(f"{name} {_show(declared)} dimension {i}")
+                vals = (0, 0, 0)
+            for key, v in zip(("min", "opt", "max"), vals):
+                row[key].append(v)
+        shapes[name] = row
+    if missing:
+        example = next(s for s in inputs if any(m.startswith(s["name"] + " ") for m in missing))
+        dims = [("1", "8", "32") if (i == 0 and d is None) else (str(d),) * 3 if d is not None
+                else ("1", "128", "512") for i, d in enumerate(example["shape"])]
+        hint = ":".join("x".join(col) for col in zip(*dims))
+        raise BadOption("the TensorRT engine needs a size range for every dynamic dimension, "
+                        "and these are dynamic in the model: " + "; ".join(missing) +
+                        f". Give each one with --shape, e.g. --shape {example['name']}={hint} "
+                        "(min:opt:max), or pass --input samples of the real sizes")
     return shapes
+
+
+def _show(shape: list) -> str:
+    return "[" + ", ".join("None" if d is None else str(d) for d in shape) + "]"
 
 
 def gpu_present(run: Callable = subprocess.run) -> str | None:
@@ -171,10 +248,18 @@ def select_builder(job: dict[str, Any], k8s: dict[str, Any] | None = None,
         return TrtexecBuilder(trtexec)
     why = ("this runner has no GPU" if not gpu_name else
            f"this runner has a GPU ({gpu_name}) but no TensorRT (Python bindings or trtexec)")
+    k8s = k8s or {}
+    image = k8s.get("tensorrt_image", DEFAULT_IMAGE)
+    if k8s.get("environment"):
+        where = (f"the attached Kubernetes manifests build the engine on a GPU node in the GPU "
+                 f"environment {k8s['environment']} (image {image}, with TensorRT)")
+    else:
+        where = (f"the attached Kubernetes manifests build the engine on a GPU node with "
+                 f"NVIDIA's TensorRT image {image}. To name your own GPU image once: tfdesk "
+                 f"environments add trt-gpu --image IMAGE --tag tensorrt")
     raise NeedsGPU(f"TensorRT engines are built on the GPU they will run on, and {why}. "
-                   "The ONNX model is ready; apply the attached Kubernetes manifests to build "
-                   "the engine on a GPU node with NVIDIA's TensorRT image.",
-                   manifests=manifests(job, k8s or {}), reason=why)
+                   f"The ONNX model is ready; {where}.",
+                   manifests=manifests(job, k8s), reason=why)
 
 
 def manifests(job: dict[str, Any], k8s: dict[str, Any]) -> list[dict]:

@@ -176,8 +176,11 @@ def convert(spec: dict, work: Path, report: dict) -> None:
             job = {"id": spec["id"], "rel_dir": spec.get("artifact_rel_dir", f"{spec['id']}/out"),
                    "onnx": engine_onnx.name, "engine": f"model.{precision}.plan",
                    "precision": precision,
-                   "shapes": tensorrt.profile_shapes(sig["inputs"], spec["batches"],
-                                                     spec.get("dim_default", 16))}
+                   "shapes": tensorrt.profile_shapes(
+                       sig["inputs"], spec["batches"], user=spec.get("trt_shapes"),
+                       samples={k: list(v.shape) for k, v in
+                                inputs_for(spec, sig["inputs"], 1, seed=0).items()}
+                       if spec.get("input") else None)}
             try:
                 builder = tensorrt.select_builder(job, spec.get("kubernetes", {}))
                 progress(f"building TensorRT engine ({builder.name})")
