@@ -23,11 +23,19 @@ model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 optimizer = tf.keras.optimizers.SGD(0.1)
 loss_fn = tf.keras.losses.MeanSquaredError()
 ds = tf.data.Dataset.from_tensor_slices(([[1.0]] * 8, [[2.0]] * 8)).batch(4)
-for x, y in ds:
+
+
+@tf.function
+def train_step(x, y):
     with tf.GradientTape() as tape:
         loss = loss_fn(y, model(x))
     grads = tape.gradient(loss, model.trainable_variables)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+for x, y in ds:
+    train_step(x, y)
 """
 
 
