@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 from bot.config import Config
 

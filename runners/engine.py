@@ -11,7 +11,6 @@ import itertools
 import logging
 import os
 import queue
-import re
 import secrets
 import shutil
 import threading
@@ -20,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from runners.backends import BACKENDS, backend_class
 from runners.kinds import JobKind, RunnerEnv, get_kind
-from runners.local import LocalBackend, collect_artifacts, paths, pid_alive, proc_start_time
-from runners.metrics import MetricReader, read_csv_log
-from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, SUCCEEDED,
-                            TERMINAL, Event, Job, JobError)
+from runners.local import LocalBackend, paths, pid_alive, proc_start_time
+from runners.metrics import MetricReader
+from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, TERMINAL, Event,
+                            Job, JobError)
+from runners.observing import Observing
 from runners.store import JobStore
 
 log = logging.getLogger(__name__)
-BACKENDS = ("local", "kubernetes")
-ERROR_LINE = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>)?:?\s?)?(\w+(?:Error|Exception|Exit)\b.*)$")
 
 
 @dataclass
@@ -55,15 +54,16 @@ class EngineConfig:
 Subscriber = Callable[[Event], None]
 
 
-class Engine:
+class Engine(Observing):
     def __init__(self, config: EngineConfig):
         self.config = config
         self.store = JobStore(config.state_path)
         self.jobs_dir = Path(config.jobs_dir)
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.env = RunnerEnv(Path(config.runner_python))
-        self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user)
-        self._k8s = None
+        self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user,
+                                  poll_s=config.poll_s)
+        self._backends: dict[str, Any] = {"local": self.local}
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)
         self._events: queue.Queue = queue.Queue()
@@ -100,13 +100,9 @@ class Engine:
     # -- public API ------------------------------------------------------------------------------
     def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
                reply_to: dict[str, Any] | None = None, backend: str = "local") -> Job:
-        if backend not in BACKENDS:
-            raise JobError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
         k = get_kind(kind)
-        if backend == "kubernetes":
-            if k.k8s_manifests is None:
-                raise JobError(f"{kind} jobs run only locally")
-            self.kubernetes()  # fails now, clearly, when the cluster is not configured
+        # Fails now, clearly, when the backend is not configured or cannot run this kind.
+        self.backend(backend).accepts(k)
         runtime, why, needs = self.runtime(kind, spec, backend)  # refused when nothing fits
         # Prepare in a scratch directory first: bad input is refused before a job exists.
         scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
@@ -170,28 +166,20 @@ class Engine:
         """What ``submit`` would run, without running it: the local command lines, or the
         validated Kubernetes manifests as YAML."""
         k = get_kind(kind)
+        if backend not in BACKENDS:
+            raise JobError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
         runtime, why, needs = self.runtime(kind, spec, backend)
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
             stored = self._prepare(k, spec, scratch, runtime, why, needs)
-            if backend == "kubernetes":
-                if k.k8s_manifests is None:
-                    raise JobError(f"{kind} jobs run only locally")
-                plan = self.kubernetes().plan(k, "dry-run", stored, scratch)
-                import yaml
-                import json
-                manifests = json.loads(json.dumps(plan.manifests))  # no YAML anchors for shared parts
-                text = yaml.safe_dump_all(manifests, sort_keys=False)
-                if why:
-                    text = f"# environment: {why}\n" + text
-                return {"backend": backend, "spec": stored, "manifests": plan.manifests, "text": text}
-            procs = k.local_plan(stored, scratch, self.runner_env(stored.get("runtime"))).procs
-            import shlex
-            text = "\n".join(shlex.join(p.argv) for p in procs)
+            # Rendered from configuration alone: a dry run needs no cluster and no credentials.
+            plan = backend_class(backend).render(k, stored, scratch,
+                                                 self.runner_env(stored.get("runtime")),
+                                                 self.settings(backend))
             if why:
-                text = f"# environment: {why}\n" + text
-            return {"backend": backend, "spec": stored, "commands": [p.argv for p in procs], "text": text}
+                plan["text"] = f"# environment: {why}\n" + plan["text"]
+            return {"backend": backend, "spec": stored, **plan}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
@@ -216,8 +204,8 @@ class Engine:
 
     def read_log(self, job_id: str, tail: int | None = None) -> str:
         job = self.store.get(job_id)
-        if job.backend == "kubernetes" and job.active:
-            self.kubernetes().catch_up(self, job)
+        if job.active:
+            self._catch_up(job)  # a cluster job's log is fetched by looking at it
         try:
             text = self.log_path(job_id).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
@@ -250,10 +238,9 @@ class Engine:
                 return self.store.get(job_id)
             job = self.store.get(job_id)  # it started meanwhile: cancel the running job
         self._publish(Event(job_id, "info", "cancel requested", ts=time.time()))
-        if job.backend == "kubernetes":
-            self.kubernetes().cancel(self, job)
-        else:
-            self.local.cancel(job.handle)
+        seen = self.backend(job.backend).cancel(job)
+        if seen is not None:
+            self._apply(job, seen)
         if wait is None:
             wait = self.config.grace_s + 5
         return self.wait(job_id, timeout=wait) if wait else self.store.get(job_id)
@@ -264,11 +251,9 @@ class Engine:
             if not force:
                 raise JobError(f"job {job_id} is {job.state}; cancel it first or delete with --force")
             job = self.cancel(job_id)
-            if job.active and job.backend == "local":
-                self.local.kill(job.handle)
-                self._catch_up(job)
-        if job.backend == "kubernetes":
-            self.kubernetes().delete(self, job)
+        self.backend(job.backend).delete(job)
+        if job.active:
+            self._catch_up(job)
         shutil.rmtree(job.workdir, ignore_errors=True)
         self.store.delete(job_id)
         self._readers.pop(job_id, None)
@@ -375,11 +360,10 @@ class Engine:
     def _start(self, job: Job) -> None:
         kind = get_kind(job.kind)
         try:
-            if job.backend == "kubernetes":
-                handle = self.kubernetes().start(self, job, kind)
-            else:
-                plan = kind.local_plan(job.spec, Path(job.workdir), self.runner_env(job.spec.get("runtime")))
-                handle = self.local.start(job.id, Path(job.workdir), plan, job.spec.get("timeout"))
+            handle, notes = self.backend(job.backend).start(
+                job, kind, self.runner_env(job.spec.get("runtime")))
+            for note in notes:
+                self._note(job.id, *note)
         except Exception as exc:  # noqa: BLE001 - a job that cannot start fails with the reason
             reason = str(exc) if getattr(exc, "user_facing", False) else f"{type(exc).__name__}: {exc}"
             self._finish(job, FAILED, f"could not start: {reason}")
@@ -409,14 +393,7 @@ class Engine:
     def _follow_loop(self, job_id: str) -> None:
         try:
             job = self.store.get(job_id)
-            if job.backend == "kubernetes":
-                self.kubernetes().follow(self, job, self._closed)
-                return
-            while not self._closed.is_set():
-                job = self.store.get(job_id)
-                if job.state in TERMINAL or self._catch_up(job):
-                    break
-                self.local.wait_a_little(job_id, self.config.poll_s)
+            self.backend(job.backend).follow(job, self._closed, lambda seen: self._apply(job, seen))
         except Exception:  # noqa: BLE001
             log.exception("following job %s failed", job_id)
         finally:
@@ -427,8 +404,9 @@ class Engine:
     def reconcile(self) -> None:
         """Look at every job that was starting or running when tfdesk last stopped."""
         for job in self.store.list(states=[STARTING, RUNNING]):
-            if job.backend == "kubernetes" and job.state == RUNNING:
-                self._publish(Event(job.id, "info", "re-attached to the cluster job", ts=time.time()))
+            note = backend_class(job.backend).reattach_note
+            if note and job.state == RUNNING:
+                self._publish(Event(job.id, "info", note, ts=time.time()))
             self._look_at(job)
 
     def refresh(self) -> None:
@@ -444,8 +422,7 @@ class Engine:
     def _starting(self, job: Job) -> bool:
         """True while ``job`` is still being started by a live engine; a job whose claimant
         died before its process or cluster objects existed is marked lost."""
-        started = job.handle.get("pid") if job.backend == "local" else job.handle.get("name")
-        if job.state != STARTING or started:
+        if job.state != STARTING or set(job.handle) - {"engine"}:  # the backend made it
             return False
         claimant = job.handle.get("engine") or {}
         if claimant.get("id") == self.me["id"]:
@@ -467,118 +444,6 @@ class Engine:
                 self._follow(job.id)
         except JobError as exc:
             self._publish(Event(job.id, "error", str(exc), ts=time.time()))
-
-    # -- following one local job -----------------------------------------------------------------
-    def _catch_up(self, job: Job) -> bool:
-        """Read what is new in a local job's log; finish it when its supervisor has. True when
-        the job is finished."""
-        if job.backend == "kubernetes":
-            return self.kubernetes().catch_up(self, job)
-        workdir = Path(job.workdir)
-        record = self.local.exit_record(workdir)  # read before the log: the log is then complete
-        alive = self.local.alive(job.handle) if record is None else False
-        self.ingest_log(job, paths(workdir)["log"])
-        if record is not None:
-            self._finish_local(job, record)
-            return True
-        if not alive:
-            record = self.local.exit_record(workdir)  # it may have finished just now
-            if record is not None:
-                self.ingest_log(job, paths(workdir)["log"])
-                self._finish_local(job, record)
-            elif job.cancel_requested or self.store.get(job.id).cancel_requested:
-                # The stored flag decides: this Job object may predate the cancel request.
-                self._finish(job, CANCELLED, "cancelled (its processes were stopped)")
-            else:
-                self._finish(job, LOST, f"its process (pid {job.handle.get('pid')}) is gone and left "
-                                        "no exit record: tfdesk or the machine stopped while it ran")
-            return True
-        return False
-
-    def ingest_log(self, job: Job, path: Path) -> None:
-        """Parse new complete lines of a job's log into metrics (stored once) and log events."""
-        reader = self._readers.get(job.id)
-        offset = self.store.log_offset(job.id)
-        start = offset
-        if reader is None:  # a new engine replays the log to rebuild the reader's state
-            reader = self._readers[job.id] = get_kind(job.kind).metric_reader()
-            start = 0
-        try:
-            with open(path, "rb") as f:
-                f.seek(start)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        end = data.rfind(b"\n") + 1
-        if end == 0:
-            return
-        pos = start
-        for raw in data[:end].splitlines(keepends=True):
-            line = raw.decode("utf-8", errors="replace")
-            replay = pos < offset
-            pos += len(raw)
-            got = reader.feed(line)
-            if got and self.store.add_metrics(job.id, got[0], got[1]):
-                self._publish(Event(job.id, "metric", "", {"epoch": got[0], **got[1],
-                                                           "epochs": reader.total_epochs},
-                                    time.time()))
-            if not replay and self._subs:
-                self._publish(Event(job.id, "log", line.rstrip("\n"), ts=time.time()))
-        self.store.set_log_offset(job.id, start + end)
-
-    def _finish_local(self, job: Job, record: dict[str, Any]) -> None:
-        workdir = Path(job.workdir)
-        job = self.store.get(job.id)
-        rc, why = record.get("returncode"), record.get("reason")
-        if job.cancel_requested or why == "cancelled":
-            state, reason = CANCELLED, "cancelled by request"
-        elif why == "timeout":
-            state, reason = FAILED, f"timed out after {job.spec.get('timeout'):g}s (wall clock)"
-        elif rc == 0:
-            state, reason = SUCCEEDED, ""
-        else:
-            last = self._last_error(paths(workdir)["log"])
-            prefix = "a worker failed" if why == "worker-failed" else f"exit status {rc}"
-            state, reason = FAILED, prefix + (f": {last}" if last else "")
-        self.collect(job)
-        self._finish(job, state, reason, {"returncode": rc})
-
-    def collect(self, job: Job, workdir: Path | None = None) -> None:
-        """Artifacts and CSVLogger metrics from the job's directory."""
-        workdir = Path(workdir or job.workdir)
-        kind: JobKind = get_kind(job.kind)
-        if not workdir.is_dir():
-            return
-        arts = (kind.collect_artifacts or collect_artifacts)(workdir)
-        self.store.set_artifacts(job.id, arts)
-        for a in arts:
-            if a["kind"] == "metrics" and a["path"].endswith(".csv"):
-                for epoch, values in read_csv_log(workdir / a["path"]):
-                    if self.store.add_metrics(job.id, epoch, values):
-                        self._publish(Event(job.id, "metric", "", {"epoch": epoch, **values}, time.time()))
-        if arts:
-            self._publish(self.store.append_event(Event(
-                job.id, "artifact", f"{len(arts)} artifact(s)", {"artifacts": arts})))
-
-    @staticmethod
-    def _last_error(log_path: Path) -> str:
-        try:
-            lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
-        except OSError:
-            return ""
-        for line in reversed(lines):
-            m = ERROR_LINE.match(line.strip())
-            if m:
-                return m.group(1)[:300]
-        tail = [line for line in lines if line.strip()]
-        return tail[-1].strip()[:300] if tail else ""
-
-    def _finish(self, job: Job, state: str, reason: str, data: dict | None = None) -> None:
-        ev = self.store.transition(job.id, state, reason, data, strict=False)
-        if ev:
-            self._publish(ev)
-        self._readers.pop(job.id, None)
-        self._wake.set()
 
     # -- events ----------------------------------------------------------------------------------
     def _ensure_dispatcher(self) -> None:
@@ -610,12 +475,18 @@ class Engine:
                 except Exception:  # noqa: BLE001 - one bad subscriber must not stop the others
                     log.exception("job event subscriber %s failed", token)
 
-    # -- kubernetes ------------------------------------------------------------------------------
-    def kubernetes(self):
-        if self._k8s is None:
-            from runners.kubernetes.backend import KubernetesBackend
-            self._k8s = KubernetesBackend(self.config.kubernetes)
-        return self._k8s
+    # -- backends --------------------------------------------------------------------------------
+    def settings(self, backend: str) -> dict[str, Any]:
+        return self.config.kubernetes if backend == "kubernetes" else {}
+
+    def backend(self, name: str):
+        """The backend ``name``, made when first used (a cluster's client needs its settings)."""
+        if name not in BACKENDS:
+            raise JobError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")
+        with self._lock:
+            if name not in self._backends:
+                self._backends[name] = backend_class(name)(self.settings(name))
+            return self._backends[name]
 
 
 def default_runner_python(repo_root: Path | None = None) -> Path:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -15,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from runners import isolation
+from runners.backends import Observation
 from runners.kinds import LocalPlan
+from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +29,7 @@ META_DIR = ".tfdesk"
 # The supervisor needs only the standard library: tfdesk's own interpreter, or a system one
 # when tfdesk's is out of the job user's reach.
 SUPERVISOR_PYTHONS = (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3")
+ERROR_LINE = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>)?:?\s?)?(\w+(?:Error|Exception|Exit)\b.*)$")
 
 
 def paths(workdir: Path) -> dict[str, Path]:
@@ -54,10 +59,12 @@ def pid_alive(pid: int | None, pid_start: int | None) -> bool:
 
 class LocalBackend:
     name = "local"
+    reattach_note = None
 
-    def __init__(self, grace_s: float = 10.0, user: str | None = None):
+    def __init__(self, grace_s: float = 10.0, user: str | None = None, poll_s: float = 0.2):
         """``user``: the ``[runner] user`` setting (None: ``tfdesk-job`` when root)."""
         self.grace_s = grace_s
+        self.poll_s = poll_s  # how often a running job's log and exit record are read
         self._children: dict[str, subprocess.Popen] = {}
         self.user, self.user_note = isolation.resolve_user(user)
         (log.info if self.user else log.warning)("%s", self.user_note)
@@ -84,7 +91,64 @@ class LocalBackend:
             return None, sys.executable
         return self.user, supervisor
 
-    def start(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None) -> dict[str, Any]:
+    # -- the backend interface (runners/backends.py) ----------------------------------------
+    @staticmethod
+    def render(kind, spec: dict, workdir: Path, env, settings: dict) -> dict[str, Any]:
+        procs = kind.local_plan(spec, workdir, env).procs
+        return {"commands": [p.argv for p in procs],
+                "text": "\n".join(shlex.join(str(a) for a in p.argv) for p in procs)}
+
+    def accepts(self, kind) -> None:
+        return None
+
+    def start(self, job, kind, env) -> tuple[dict[str, Any], list]:
+        plan = kind.local_plan(job.spec, Path(job.workdir), env)
+        return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout")), []
+
+    def observe(self, job) -> Observation:
+        """The exit record (read before the log, so the log is then complete), else whether
+        the supervisor still lives."""
+        workdir = Path(job.workdir)
+        log_path = paths(workdir)["log"]
+        record = self.exit_record(workdir)
+        if record is None and not self.alive(job.handle):
+            record = self.exit_record(workdir)  # it may have finished just now
+            if record is None:
+                return Observation(ended=True, state=LOST, log=log_path, reason=(
+                    f"its process (pid {job.handle.get('pid')}) is gone and left no exit "
+                    "record: tfdesk or the machine stopped while it ran"))
+        if record is None:
+            return Observation(log=log_path)
+        rc, why = record.get("returncode"), record.get("reason")
+        if why == "cancelled":
+            state, reason = CANCELLED, "cancelled by request"
+        elif why == "timeout":
+            state, reason = FAILED, f"timed out after {job.spec.get('timeout'):g}s (wall clock)"
+        elif rc == 0:
+            state, reason = SUCCEEDED, ""
+        else:
+            last = last_error(log_path)
+            prefix = "a worker failed" if why == "worker-failed" else f"exit status {rc}"
+            state, reason = FAILED, prefix + (f": {last}" if last else "")
+        return Observation(ended=True, state=state, reason=reason, log=log_path, collect=True,
+                           data={"returncode": rc})
+
+    def follow(self, job, closed, report) -> None:
+        while not closed.is_set():
+            if report(self.observe(job)):
+                return
+            self.wait_a_little(job.id, self.poll_s)
+
+    def cancel(self, job) -> None:
+        """SIGTERM to the supervisor's group; the supervisor stops every descendant and, after
+        its grace period, kills them. Its exit record then says how it ended."""
+        self.signal(job.handle, signal.SIGTERM)
+
+    def delete(self, job) -> None:
+        self.signal(job.handle, signal.SIGKILL)
+
+    # -- processes ---------------------------------------------------------------------------
+    def launch(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None) -> dict[str, Any]:
         p = paths(workdir)
         p["plan"].parent.mkdir(parents=True, exist_ok=True)
         p["log"].touch()
@@ -130,23 +194,29 @@ class LocalBackend:
         except subprocess.TimeoutExpired:
             pass
 
-    def cancel(self, handle: dict[str, Any]) -> bool:
-        """SIGTERM to the supervisor's group; the supervisor stops every descendant and, after
-        its grace period, kills them. False when the process was already gone."""
+    def signal(self, handle: dict[str, Any], sig: int) -> bool:
+        """Signal the job's process group; False when it was already gone."""
         if not self.alive(handle):
             return False
         try:
-            os.killpg(handle["pgid"], signal.SIGTERM)
+            os.killpg(handle["pgid"], sig)
         except ProcessLookupError:
             return False
         return True
 
-    def kill(self, handle: dict[str, Any]) -> None:
-        if self.alive(handle):
-            try:
-                os.killpg(handle["pgid"], signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+
+def last_error(log_path: Path) -> str:
+    """The last error line of a log (a Python exception's last line), else its last line."""
+    try:
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        m = ERROR_LINE.match(line.strip())
+        if m:
+            return m.group(1)[:300]
+    tail = [line for line in lines if line.strip()]
+    return tail[-1].strip()[:300] if tail else ""
 
 
 def collect_artifacts(workdir: Path) -> list[dict[str, Any]]:

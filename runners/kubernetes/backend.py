@@ -6,10 +6,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runners.backends import Observation
 from runners.kinds import JobKind, K8sPlan
 from runners.kubernetes.schema import validate
 from runners.local import paths
-from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, Event, Job, JobError
+from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, Job, JobError
 
 # Where each kind of object lives in the API, and how its status maps onto job states.
 RESOURCES = {
@@ -64,8 +65,33 @@ def explain(exc: Exception, what: str, settings: dict) -> ClusterError:
                         f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
+def plan(kind: JobKind, job_id: str, spec: dict, workdir: Path, settings: dict) -> K8sPlan:
+    """The job's manifests, validated; from configuration alone (no cluster, no credentials)."""
+    if kind.k8s_manifests is None:
+        raise JobError(f"{kind.name} jobs run only locally")
+    made = kind.k8s_manifests(job_id, spec, Path(workdir), settings)
+    for m in made.manifests:
+        validate(m)
+    return made
+
+
 class KubernetesBackend:
     name = "kubernetes"
+    reattach_note = "re-attached to the cluster job"
+
+    @staticmethod
+    def render(kind: JobKind, spec: dict, workdir: Path, env, settings: dict) -> dict[str, Any]:
+        import json
+
+        import yaml
+        made = plan(kind, "dry-run", spec, workdir, settings)
+        manifests = json.loads(json.dumps(made.manifests))  # no YAML anchors for shared parts
+        return {"manifests": made.manifests,
+                "text": yaml.safe_dump_all(manifests, sort_keys=False)}
+
+    def accepts(self, kind: JobKind) -> None:
+        if kind.k8s_manifests is None:
+            raise JobError(f"{kind.name} jobs run only locally")
 
     def __init__(self, settings: dict[str, Any]):
         if not (settings.get("api_url") or settings.get("kubeconfig") or settings.get("in_cluster")):
@@ -109,10 +135,7 @@ class KubernetesBackend:
             delay *= 2
 
     def plan(self, kind: JobKind, job_id: str, spec: dict, workdir: Path) -> K8sPlan:
-        plan = kind.k8s_manifests(job_id, spec, Path(workdir), self.settings)
-        for m in plan.manifests:
-            validate(m)
-        return plan
+        return plan(kind, job_id, spec, workdir, self.settings)
 
     def _create(self, m: dict) -> None:
         name = m["metadata"]["name"]
@@ -127,23 +150,22 @@ class KubernetesBackend:
             self._call(f"create {m['kind']} {name}", self.custom.create_namespaced_custom_object,
                        r["group"], r["version"], self.namespace, r["plural"], m)
 
-    def start(self, engine, job: Job, kind: JobKind) -> dict[str, Any]:
-        plan = self.plan(kind, job.id, job.spec, Path(job.workdir))
+    def start(self, job: Job, kind: JobKind, env=None) -> tuple[dict[str, Any], list]:
+        made = self.plan(kind, job.id, job.spec, Path(job.workdir))
         created = []
         try:
-            for m in plan.manifests:
+            for m in made.manifests:
                 self._create(m)
                 created.append([m["kind"], m["metadata"]["name"]])
         except ClusterError:
             for k, n in created:  # leave nothing half-made behind
                 self._delete_object(k, n, quiet=True)
             raise
-        engine._publish(engine.store.append_event(Event(
-            job.id, "info", f"created {', '.join(f'{k}/{n}' for k, n in created)} in {self.namespace}",
-            {"objects": created})))
-        return {"namespace": self.namespace, "kind": plan.main["kind"],
-                "name": plan.main["metadata"]["name"], "objects": created,
-                "log_selector": plan.log_selector, "worker_selector": plan.worker_selector}
+        note = ("info", f"created {', '.join(f'{k}/{n}' for k, n in created)} in {self.namespace}",
+                {"objects": created})
+        return {"namespace": self.namespace, "kind": made.main["kind"],
+                "name": made.main["metadata"]["name"], "objects": created,
+                "log_selector": made.log_selector, "worker_selector": made.worker_selector}, [note]
 
     # -- status ------------------------------------------------------------------------------
     def _get(self, job: Job) -> dict | None:
@@ -175,36 +197,29 @@ class KubernetesBackend:
             phase = "Running"
         return None, "", phase
 
-    def _observe(self, engine, job: Job, obj: dict | None) -> bool:
-        job = engine.store.get(job.id)
-        if job.state not in ("running", "starting"):
-            return True
-        if obj is None:
-            if job.cancel_requested:
-                engine._finish(job, CANCELLED, "cancelled by request")
-            else:
-                engine._finish(job, LOST, f"its {job.handle['kind']} {job.handle['name']} is gone "
-                                          "from the cluster (deleted outside tfdesk?)")
-            return True
+    def _observation(self, job: Job, obj: dict | None, phase_seen: str | None) -> Observation:
+        if obj is None:  # (the engine says "cancelled" when a cancel was asked for)
+            return Observation(ended=True, state=LOST, reason=(
+                f"its {job.handle['kind']} {job.handle['name']} is gone from the cluster "
+                "(deleted outside tfdesk?)"))
         state, reason, phase = self.state_of(job.handle["kind"], obj)
-        if phase != job.handle.get("phase"):
-            engine.store.update_handle(job.id, phase=phase)
-            engine._publish(engine.store.append_event(Event(job.id, "info", f"cluster: {phase}",
-                                                            {"phase": phase})))
+        obs = Observation()
+        if phase != phase_seen:
+            obs.handle = {"phase": phase}
+            obs.notes.append(("info", f"cluster: {phase}", {"phase": phase}))
         if phase in ("Running", "Succeeded", "Failed", "Complete") or state:
-            self.fetch_logs(engine, job)
+            obs.log = self.fetch_logs(job)
         if state:
             if state == FAILED and job.handle.get("worker_selector"):
-                reason = self.failed_workers(engine, job, reason)
-            engine.collect(job)
-            engine._finish(job, state, reason if state != SUCCEEDED else "")
-            return True
-        return False
+                reason = self.failed_workers(job, reason)
+            obs.ended, obs.state, obs.collect = True, state, True
+            obs.reason = reason if state != SUCCEEDED else ""
+        return obs
 
-    def catch_up(self, engine, job: Job) -> bool:
-        return self._observe(engine, job, self._get(job))
+    def observe(self, job: Job) -> Observation:
+        return self._observation(job, self._get(job), job.handle.get("phase"))
 
-    def fetch_logs(self, engine, job: Job) -> None:
+    def fetch_logs(self, job: Job) -> Path | None:
         """Copy the launcher's (or the Job pod's) log into the job's log file and parse it."""
         from kubernetes.client.exceptions import ApiException
         try:
@@ -212,12 +227,12 @@ class KubernetesBackend:
                                                  label_selector=job.handle["log_selector"],
                                                  _request_timeout=self.request_timeout).items
             if not pods:
-                return
+                return None
             pod = sorted(pods, key=lambda p: p.metadata.name)[-1]
             text = self.core.read_namespaced_pod_log(pod.metadata.name, pod.metadata.namespace or self.namespace,
                                                      _request_timeout=self.request_timeout)
         except (ApiException, Exception):  # noqa: BLE001 - logs are best effort while it runs
-            return
+            return None
         log_path = paths(Path(job.workdir))["log"]
         log_path.parent.mkdir(parents=True, exist_ok=True)
         data = text.encode() if isinstance(text, str) else bytes(text)
@@ -226,9 +241,9 @@ class KubernetesBackend:
         tmp = log_path.with_suffix(".tmp")
         tmp.write_bytes(data)
         tmp.replace(log_path)
-        engine.ingest_log(job, log_path)
+        return log_path
 
-    def failed_workers(self, engine, job: Job, reason: str, tail: int = 20) -> str:
+    def failed_workers(self, job: Job, reason: str, tail: int = 20) -> str:
         """Name the worker(s) whose pod failed and add each one's log tail to the job's log:
         the job's own log is worker 0's, which may only show the others going away."""
         from runners.kubernetes.tf_distribute import INDEX_LABEL
@@ -259,13 +274,19 @@ class KubernetesBackend:
             return reason
         return "; ".join(found) + (f" ({reason})" if reason else "")
 
-    def follow(self, engine, job: Job, closed) -> None:
-        """Watch the main object until the job ends; API trouble becomes warning events and
+    def follow(self, job: Job, closed, report) -> None:
+        """Watch the main object until the job ends; API trouble becomes warning notes and
         the watch starts again (the job is never dropped because the API hiccuped)."""
         from kubernetes import watch
         h = job.handle
         r = RESOURCES[h["kind"]]
         backoff, warned = 0.5, False
+        phase = [h.get("phase")]
+
+        def seen(obj) -> bool:
+            obs = self._observation(job, obj, phase[0])
+            phase[0] = obs.handle.get("phase", phase[0])
+            return report(obs)
         while not closed.is_set():
             w = watch.Watch()
             try:
@@ -274,17 +295,17 @@ class KubernetesBackend:
                                    field_selector=f"metadata.name={h['name']}",
                                    timeout_seconds=int(self.settings.get("watch_timeout", 5))):
                     obj = ev["object"] if ev["type"] != "DELETED" else None
-                    if self._observe(engine, job, obj) or closed.is_set():
+                    if seen(obj) or closed.is_set():
                         w.stop()
                         return
                 backoff, warned = 0.5, False
                 # The watch window ended: look once directly (catches deletion and log growth).
-                if self.catch_up(engine, job):
+                if seen(self._get(job)):
                     return
             except Exception as exc:  # noqa: BLE001
                 err = exc if isinstance(exc, ClusterError) else explain(exc, f"watch {h['kind']} {h['name']}", self.settings)
                 if not warned:
-                    engine._publish(engine.store.append_event(Event(job.id, "warning", f"{err}; retrying")))
+                    report(Observation(notes=[("warning", f"{err}; retrying", {})]))
                     warned = True
                 closed.wait(backoff)
                 backoff = min(backoff * 2, 10)
@@ -313,12 +334,13 @@ class KubernetesBackend:
             if not quiet:
                 raise explain(exc, f"delete {kind} {name}", self.settings) from None
 
-    def cancel(self, engine, job: Job) -> None:
+    def cancel(self, job: Job) -> Observation:
         objects = job.handle.get("objects") or []
         for kind, name in reversed(objects):
             self._delete_object(kind, name)
-        engine._finish(job, CANCELLED, "cancelled by request; cluster objects deleted (foreground)")
+        return Observation(ended=True, state=CANCELLED,
+                           reason="cancelled by request; cluster objects deleted (foreground)")
 
-    def delete(self, engine, job: Job) -> None:
+    def delete(self, job: Job) -> None:
         for kind, name in reversed(job.handle.get("objects") or []):
             self._delete_object(kind, name)
