@@ -95,10 +95,11 @@ def _refusals(a: Analysis, target: str, filename: str) -> None:
     if target == "horovod" and a.keras == "keras3":
         line, api = a.keras3_evidence[0]
         raise ConversionError(
-            f"{filename} uses Keras 3 ({api}, line {line}). Horovod's Keras optimizer wrapper "
-            f"does not average gradients under Keras 3 and raises nothing, so tfdesk will not "
-            f"produce that combination. Convert with --to tf-distribute, or port the script to "
-            f"tf_keras (TF_USE_LEGACY_KERAS=1) first.", line=line, rule_id="HVD002")
+            f"{filename} uses Keras 3 ({api}, line {line}). Horovod works with Keras 2 only: "
+            f"under Keras 3 its optimizer wrapper and callbacks do not average gradients, and "
+            f"nothing fails, so each worker would train its own model. Convert with --to "
+            f"tf-distribute, or port the script to tf_keras (TF_USE_LEGACY_KERAS=1) first.",
+            line=line, rule_id="HVD002")
     if target == "horovod" and "keras_fit" in a.styles and "custom_loop" in a.styles:
         raise ConversionError(
             f"{filename} trains with both model.fit (line {a.evidence['keras_fit']}) and a "

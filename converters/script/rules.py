@@ -20,7 +20,7 @@ from converters.script.transforms.saving import ChiefSaves, Rank0Saves
 from converters.script.transforms.scope import StrategyScope
 from converters.script.transforms.setup import HorovodSetup, StrategySetup
 from converters.script.transforms.sharding import ShardDatasets
-from converters.script.transforms.tf1 import SessionBroadcast, TF1Hooks
+from converters.script.transforms.tf1 import FeedDictData, SessionBroadcast, TF1Hooks
 from converters.script.transforms.tfd_io import ChiefWrites, LoadFromChief, WorkerBatches
 from converters.script.transforms.tfd_steps import EvalStepLoss, InlineSteps, TrainStepLoss
 from converters.script.transforms.tfd_strategy import MultiWorkerStrategy
@@ -80,6 +80,8 @@ RULES: list[Rule] = [
        "BroadcastGlobalVariablesHook, rank-0 checkpoints, fewer steps"),
     _r("HVD061", "horovod", {"tf1_session"}, SessionBroadcast,
        "broadcast after global_variables_initializer"),
+    _r("HVD063", "horovod", {"tf1_session"}, FeedDictData,
+       "feed_dict batches: each worker must feed its own (checked by hand)"),
     # module-level setup goes last: it runs when the whole module is left
     _r("HVD001", "horovod", ALL, HorovodSetup, "import Horovod, hvd.init(), one GPU per local rank"),
     # --- tf.distribute.MultiWorkerMirroredStrategy ---------------------------------------

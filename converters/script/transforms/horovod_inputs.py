@@ -23,8 +23,8 @@ class ShardArrays(RuleTransform):
         x = find_arg(updated, "x", 0)
         y = find_arg(updated, "y", 1)
         batch = find_arg(updated, "batch_size", None)
-        if x is None or (y is None and batch is None) or isinstance(x[1].value, cst.Call):
-            return updated  # a dataset or generator: sharded where it is built
+        if x is None or (y is None and batch is None):
+            return updated  # a dataset or generator (no y, no batch_size): sharded where built
         if "_hvd_shard" in code(x[1].value):
             return updated
         self.ctx.helpers.add("shard")

@@ -103,3 +103,28 @@ class SessionBroadcast(StatementRule):
             return []
         self.note(original, "rank 0's initial variables broadcast to all workers after initialisation")
         return statements(run + "\n")
+
+
+class FeedDictData(RuleTransform):
+    """TF1 graph code fed through feed_dict: the batches are whatever each worker computes, so
+    tfdesk cannot shard them; said once, where the first one is fed."""
+
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.said = False
+
+    def leave_Call(self, original, updated):
+        f = updated.func
+        if self.said or not (isinstance(f, cst.Attribute) and f.attr.value == "run"):
+            return updated
+        # sess.run(fetches, feed_dict) or op.run(feed_dict) / tensor.eval(feed_dict)
+        fed = find_arg(updated, "feed_dict", None) or find_arg(updated, "feed_dict", 1)
+        first = find_arg(updated, "fetches", 0)
+        if fed is None and not (first and isinstance(first[1].value, cst.Dict)):
+            return updated
+        self.said = True
+        self.note(original, "batches given through feed_dict are computed by each worker and "
+                            "tfdesk cannot shard them: make them differ per worker (slice the "
+                            f"data by {self.ctx.hvd}.rank(), or sample without a fixed seed), or "
+                            "every worker trains on the same examples", "warning")
+        return updated

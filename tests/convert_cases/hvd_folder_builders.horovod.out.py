@@ -1,0 +1,39 @@
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+import horovod.tensorflow.keras as hvd
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+
+def _hvd_shard_batches(dataset):
+    # Horovod: each rank takes every size-th batch; when the number of batches is known, the
+    # last ones that would leave ranks with unequal counts are dropped (a rank with one more
+    # step than the others would wait for them forever).
+    count = int(dataset.cardinality())
+    if count > 0:
+        dataset = dataset.take(count // hvd.size() * hvd.size())
+    return dataset.shard(hvd.size(), hvd.rank())
+
+
+train_ds = _hvd_shard_batches(tf.keras.utils.image_dataset_from_directory("images", batch_size=16, image_size=(32, 32), seed=1337))
+val_ds = _hvd_shard_batches(tf.keras.utils.image_dataset_from_directory(
+    "images", validation_split=0.2, subset="validation", seed=7, shuffle=True))
+text_ds = _hvd_shard_batches(tf.keras.utils.text_dataset_from_directory("texts", shuffle=False))
+(mnist_train, mnist_test), info = tfds.load("mnist", split=[tfds.even_splits("train", n=hvd.size(), drop_remainder=True)[hvd.rank()], "test"], with_info=True)
+model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), loss="sparse_categorical_crossentropy")
+model.fit(train_ds, validation_data=val_ds, epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

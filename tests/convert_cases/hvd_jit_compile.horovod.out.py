@@ -1,0 +1,27 @@
+import tensorflow as tf
+
+import horovod.tensorflow.keras as hvd
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(0.001 * hvd.size())), loss="mse", jit_compile=False)
+model.fit(dataset, epochs=2, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+
+
+@tf.function(jit_compile=False)
+def evaluate(x):
+    return model(x)

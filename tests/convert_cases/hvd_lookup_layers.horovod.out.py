@@ -1,0 +1,67 @@
+import tensorflow as tf
+
+import horovod.tensorflow.keras as hvd
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+
+def _hvd_unsharded(data):
+    # Horovod: adapt() must learn from all the data, the same on every rank, as in one process;
+    # a dataset sharded by rank is gathered back from every rank first (in rank order).
+    import numpy as np
+    import horovod.tensorflow as hvd_tf
+    if not isinstance(data, tf.data.Dataset):
+        return data
+    todo, sharded = [data], False
+    while todo:
+        ds = todo.pop()
+        sharded = sharded or type(ds).__name__ == "_ShardDataset"
+        todo.extend(ds._inputs())
+    if not sharded:
+        return data
+    parts = [e for part in hvd_tf.allgather_object(list(data.as_numpy_iterator())) for e in part]
+    spec = tf.nest.flatten(data.element_spec)[0]
+    batched = spec.shape.rank and spec.shape[0] is None
+    whole = tf.nest.map_structure(lambda *xs: np.concatenate(xs) if batched else np.stack(xs), *parts)
+    out = tf.data.Dataset.from_tensor_slices(whole)
+    return out.batch(len(tf.nest.flatten(parts[0])[0])) if batched else out
+
+
+class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, tf.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
+
+
+ds = tf.data.Dataset.from_tensor_slices((words, labels)).shard(hvd.size(), hvd.rank()).batch(8)
+lookup = tf.keras.layers.StringLookup()
+lookup.adapt(_hvd_unsharded(ds.map(lambda x, y: x)))
+model = tf.keras.Sequential([lookup, tf.keras.layers.Embedding(20, 4), tf.keras.layers.Dense(1)])
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), loss="mse")
+model.fit(ds, epochs=1, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

@@ -1,0 +1,7 @@
+import tensorflow as tf
+
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+model.fit(dataset, epochs=1)

@@ -1,0 +1,51 @@
+import numpy as np
+import tensorflow as tf
+
+import horovod.tensorflow.keras as hvd
+import horovod.tensorflow as hvd_tf
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+
+def _hvd_shard(data):
+    # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
+    # number of samples, so all ranks run the same number of steps); datasets pass through.
+    if isinstance(data, dict):
+        return {key: _hvd_shard(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_hvd_shard(value) for value in data)
+    if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
+        return data
+    end = len(data) // hvd.size() * hvd.size()
+    return data[hvd.rank():end:hvd.size()]
+
+
+class CustomModel(tf.keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred)
+        tape = hvd_tf.DistributedGradientTape(tape)
+        gradients = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(gradients, self.trainable_variables))
+        return {"loss": loss}
+
+
+inputs = tf.keras.Input(shape=(4,))
+model = CustomModel(inputs, tf.keras.layers.Dense(1)(inputs))
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.SGD(learning_rate=0.01 * hvd.size())), loss="mse")
+model.fit(_hvd_shard(np.ones((64, 4))), _hvd_shard(np.ones((64, 1))), epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
