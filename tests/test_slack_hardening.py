@@ -85,6 +85,43 @@ def test_invalid_content_length_is_400(slack, length):
     assert not slack.stub.calls_to("chat.postMessage")
 
 
+def test_headers_past_their_cap_are_cut_off(slack):
+    req = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 40000 + b"\r\n\r\n"
+    answer = raw(slack.port, req)
+    assert answer == b"" or answer.startswith((b"HTTP/1.1 431", b"HTTP/1.1 400")), answer[:100]
+    assert httpx.get(f"http://127.0.0.1:{slack.port}/healthz").status_code == 200
+
+
+def test_pure_python_parser_has_the_same_limits(slack):
+    """h11 (uvicorn's own dependency) serves when httptools is not installed."""
+    from bot.slack.server import HttpServer, Limits, SlackEndpoint, _H11
+    limits = Limits(header_timeout_s=1)
+    protocol = type("P", (_H11,), {"header_timeout": 1, "max_header_bytes": 16384})
+    runtime = slack.runtime
+    server = HttpServer(SlackEndpoint(runtime.bot.app, runtime.bot.ack_first, runtime.bot.pool,
+                                      SIGNING_SECRET, limits), "127.0.0.1", 0, limits, protocol)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_port
+        held = stalled(port, 50)
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        req = (b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n")
+        assert raw(port, req).startswith(b"HTTP/1.1 400")
+        body = command_body("help", user="UH11")
+        resp = httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body,
+                          headers={"Content-Type": "application/x-www-form-urlencoded",
+                                   **sign(body)})
+        assert resp.status_code == 200
+        held[0].settimeout(5)
+        assert held[0].recv(10) == b""  # the header deadline closed it
+        for s in held:
+            s.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_body_over_one_mib_is_413_declared_or_chunked(slack):
     big = b"x" * (1024 * 1024 + 1)
     declared = (b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n"

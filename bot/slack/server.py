@@ -5,8 +5,9 @@ server holds an idle or stalled connection for the cost of a socket, so slow or 
 clients cannot take the threads that acks need (the old thread-per-connection server was
 starved by 64 connections that never finished their headers). Around the adapter:
 
-- connections that do not finish their request headers within ``header_timeout_s`` are
-  closed (uvicorn only times out idle keep-alive connections), bodies must arrive within
+- connections that do not finish their request headers within ``header_timeout_s`` (or send
+  more than ``max_header_bytes`` of them) are closed (uvicorn only times out idle keep-alive
+  connections), bodies must arrive within
   ``body_timeout_s``, and at most ``max_connections`` connections or requests are served
   at once (503 beyond, uvicorn's ``limit_concurrency``);
 - a body over 1 MiB gets 413, whether declared or streamed chunked; an invalid or negative
@@ -227,41 +228,98 @@ def _replay(body: bytes):
     return receive
 
 
-def _protocol(header_timeout: float):
-    class Protocol(H11Protocol):
-        """h11 with a deadline for the request line and headers: uvicorn's only timeout is
-        for idle keep-alive connections, so a client that never finishes its headers would
-        hold its connection for ever."""
-        _header_timer: asyncio.TimerHandle | None = None
+class _HeaderDeadline:
+    """A deadline and a size cap for the request line and headers: uvicorn's only timeout is
+    for idle keep-alive connections, so a client that never finishes its headers would hold
+    its connection for ever (and, with httptools, could send headers without end)."""
+    header_timeout = 10.0
+    max_header_bytes = 16384
+    _header_timer = None
+    _header_bytes = 0
 
+    def _arm(self) -> None:
+        if self._header_timer is None:
+            self._header_bytes = 0
+            self._header_timer = self.loop.call_later(self.header_timeout, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _too_slow(self) -> None:
+        self._header_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _count(self, data: bytes) -> bool:
+        """False (and the connection closed) once the headers pass their cap."""
+        if self._header_timer is None:
+            return True
+        self._header_bytes += len(data)
+        if self._header_bytes <= self.max_header_bytes:
+            return True
+        self._disarm()
+        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                             b"content-length: 0\r\nconnection: close\r\n\r\n")
+        self.transport.close()
+        return False
+
+
+class _H11(_HeaderDeadline, H11Protocol):
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE:
+            self._arm()  # a request (maybe a further one on a kept-alive connection) begins
+        if not self._count(data):
+            return
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm()
+
+    def connection_lost(self, exc) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+def _httptools_protocol():
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class _HttpTools(_HeaderDeadline, HttpToolsProtocol):
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             self._arm()
 
-        def _arm(self) -> None:
-            self._header_timer = self.loop.call_later(header_timeout, self._too_slow)
+        def on_message_begin(self) -> None:
+            self._arm()
+            super().on_message_begin()
 
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _too_slow(self) -> None:
-            self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self.transport.close()
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
 
         def data_received(self, data: bytes) -> None:
-            if self._header_timer is None and self.conn.their_state is h11.IDLE:
-                self._arm()  # a further request on a kept-alive connection begins
-            super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:
-                self._disarm()
+            if self._count(data):
+                super().data_received(data)
 
         def connection_lost(self, exc) -> None:
             self._disarm()
             super().connection_lost(exc)
-    return Protocol
+    return _HttpTools
+
+
+def _protocol(limits: Limits):
+    """httptools (C, llhttp) when installed: parsing is most of an ack's cost under a burst;
+    h11 (pure Python, uvicorn's own dependency) otherwise."""
+    try:
+        base = _httptools_protocol()
+    except ImportError:
+        base = _H11
+    return type("Protocol", (base,), {"header_timeout": limits.header_timeout_s,
+                                      "max_header_bytes": limits.max_header_bytes})
 
 
 def _bind(host: str, port: int, backlog: int) -> socket.socket:
@@ -278,13 +336,14 @@ class HttpServer:
     """uvicorn on a socket bound up front (so port 0 works and a busy port is reported at
     once); ``serve_forever``/``shutdown``/``server_close`` as the runtime expects."""
 
-    def __init__(self, endpoint: SlackEndpoint, host: str, port: int, limits: Limits):
+    def __init__(self, endpoint: SlackEndpoint, host: str, port: int, limits: Limits,
+                 protocol: type | None = None):
         self.endpoint = endpoint
         self.socket = _bind(host, port, limits.backlog)
         self.server_address = self.socket.getsockname()[:2]
         self.server_port = self.server_address[1]
         config = uvicorn.Config(
-            endpoint, http=_protocol(limits.header_timeout_s), lifespan="off",
+            endpoint, http=protocol or _protocol(limits), lifespan="off",
             log_config=None, access_log=False, server_header=False,
             timeout_keep_alive=int(max(1, limits.keep_alive_s)),
             limit_concurrency=limits.max_connections, backlog=limits.backlog,
