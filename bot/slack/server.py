@@ -252,18 +252,21 @@ class _HeaderDeadline:
         if not self.transport.is_closing():
             self.transport.close()
 
-    def _count(self, data: bytes) -> bool:
-        """False (and the connection closed) once the headers pass their cap."""
-        if self._header_timer is None:
-            return True
-        self._header_bytes += len(data)
-        if self._header_bytes <= self.max_header_bytes:
-            return True
+    def _count(self, data: bytes) -> None:
+        if self._header_timer is not None:
+            self._header_bytes += len(data)
+
+    def _over(self) -> bool:
+        """Still in the headers and past their cap (checked after a chunk was parsed, so body
+        bytes that came with the end of the headers do not count): 431 and close."""
+        if self._header_timer is None or self._header_bytes <= self.max_header_bytes:
+            return False
         self._disarm()
-        self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-                             b"content-length: 0\r\nconnection: close\r\n\r\n")
-        self.transport.close()
-        return False
+        if not self.transport.is_closing():
+            self.transport.write(b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                                 b"content-length: 0\r\nconnection: close\r\n\r\n")
+            self.transport.close()
+        return True
 
 
 class _H11(_HeaderDeadline, H11Protocol):
@@ -274,11 +277,11 @@ class _H11(_HeaderDeadline, H11Protocol):
     def data_received(self, data: bytes) -> None:
         if self.conn.their_state is h11.IDLE:
             self._arm()  # a request (maybe a further one on a kept-alive connection) begins
-        if not self._count(data):
-            return
+        self._count(data)
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm()
+        self._over()
 
     def connection_lost(self, exc) -> None:
         self._disarm()
@@ -295,15 +298,32 @@ def _httptools_protocol():
 
         def on_message_begin(self) -> None:
             self._arm()
+            self._parsed_header_bytes = 0
             super().on_message_begin()
+
+        def _measure(self, n: int) -> None:
+            # Whole headers can arrive in one read: measure what the parser hands over too.
+            # Raising here makes httptools fail the parse: uvicorn answers 400 and closes.
+            self._parsed_header_bytes += n
+            if self._parsed_header_bytes > self.max_header_bytes:
+                raise ValueError("request headers too large")
+
+        def on_url(self, url: bytes) -> None:
+            self._measure(len(url))
+            super().on_url(url)
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._measure(len(name) + len(value) + 4)
+            super().on_header(name, value)
 
         def on_headers_complete(self) -> None:
             self._disarm()
             super().on_headers_complete()
 
         def data_received(self, data: bytes) -> None:
-            if self._count(data):
-                super().data_received(data)
+            self._count(data)
+            super().data_received(data)
+            self._over()
 
         def connection_lost(self, exc) -> None:
             self._disarm()
