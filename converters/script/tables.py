@@ -106,7 +106,8 @@ NON_KERAS_LIBRARIES = ("sklearn", "xgboost", "lightgbm", "catboost", "statsmodel
                        "numpy", "pandas", "joblib", "torch")
 
 # TF1 graph-mode training entry points.
-TF1_SESSIONS = {"tf1.Session", "tf.Session", "tf1.InteractiveSession", "tf.InteractiveSession", "tf1.train.MonitoredTrainingSession",
+TF1_SESSIONS = {"tf1.Session", "tf.Session", "tf1.InteractiveSession", "tf.InteractiveSession",
+                "tf1.train.MonitoredTrainingSession",
                 "tf.train.MonitoredTrainingSession", "tf1.train.MonitoredSession",
                 "tf1.train.SingularMonitoredSession"}
 STOP_HOOKS = {"tf1.train.StopAtStepHook": ("last_step", "num_steps"),
@@ -162,8 +163,7 @@ RANK0_WRITE_METHODS = {"savefig"}
 IMAGE_MAKERS = {"keras.utils.array_to_img", "keras.preprocessing.image.array_to_img",
                 "PIL.Image.fromarray"}
 # TF1 summary writers: the other ranks write to a scratch folder (the writer object is used).
-TF1_SUMMARY_WRITERS = {"tf1.summary.FileWriter": ("logdir", 0), "tf.summary.FileWriter": ("logdir", 0),
-                       "tf.train.SummaryWriter": ("logdir", 0)}
+TF1_SUMMARY_WRITERS = {"tf1.summary.FileWriter": ("logdir", 0), "tf.summary.FileWriter": ("logdir", 0)}
 # Summary writers: a no-op writer on the other ranks (code that writes through it keeps working).
 SUMMARY_WRITERS = {"tf.summary.create_file_writer": "tf.summary.create_noop_writer()"}
 
