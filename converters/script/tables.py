@@ -151,11 +151,12 @@ TFDS_LOADS = {"tensorflow_datasets.load"}
 SEED_FOR_SHARDS = "1337"
 
 # Calls that write files beside the model (summaries, image dumps) or delete them: rank 0 only
-# under Horovod. Functions by canonical name; methods by name (fig.savefig).
+# under Horovod. Functions by canonical name; methods by name (fig.savefig). Not
+# tf.io.write_file: scripts also write their input data with it, which every rank then reads.
 RANK0_WRITE_FUNCTIONS = {
     "shutil.rmtree", "tf.io.gfile.rmtree", "keras.utils.save_img",
     "keras.preprocessing.image.save_img", "matplotlib.pyplot.savefig", "cv2.imwrite",
-    "imageio.imwrite", "tf.io.write_file", "keras.utils.plot_model",
+    "imageio.imwrite", "keras.utils.plot_model",
     "tf1.gfile.DeleteRecursively", "tf.gfile.DeleteRecursively",
 }
 RANK0_WRITE_METHODS = {"savefig"}

@@ -2,7 +2,8 @@
 # (commit 0d5f327814b51b9f3efe59bc6845756f630eb9b6): a GAN Model subclass whose train_step
 # takes two tapes (discriminator, generator), a compile() with its own d_optimizer /
 # g_optimizer / loss_fn, and a callback dumping generated images every epoch (written here
-# with tf.io.write_file: the runner environment has no PIL for array_to_img).
+# with tf.io.write_file, as the runner environment has no PIL for array_to_img: every rank
+# writes its own sample, which is harmless).
 """A small GAN trained with fit() through an overridden train_step."""
 import numpy as np
 import tensorflow as tf
