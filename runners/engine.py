@@ -62,7 +62,8 @@ class Engine(Observing):
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.env = RunnerEnv(Path(config.runner_python))
         self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user,
-                                  poll_s=config.poll_s)
+                                  poll_s=config.poll_s,
+                                  reach=(config.runner_python, self.jobs_dir))
         self._backends: dict[str, Any] = {"local": self.local}
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)

@@ -61,13 +61,25 @@ class LocalBackend:
     name = "local"
     reattach_note = None
 
-    def __init__(self, grace_s: float = 10.0, user: str | None = None, poll_s: float = 0.2):
-        """``user``: the ``[runner] user`` setting (None: ``tfdesk-job`` when root)."""
+    def __init__(self, grace_s: float = 10.0, user: str | None = None, poll_s: float = 0.2,
+                 reach: tuple[Path, Path] | None = None):
+        """``user``: the ``[runner] user`` setting (None: ``tfdesk-job`` when root).
+        ``reach``: (runner Python, jobs folder), checked now so that the start-up message
+        says what will really happen."""
         self.grace_s = grace_s
         self.poll_s = poll_s  # how often a running job's log and exit record are read
         self._children: dict[str, subprocess.Popen] = {}
         self.user, self.user_note = isolation.resolve_user(user)
-        (log.info if self.user else log.warning)("%s", self.user_note)
+        self.user_reachable = self.user is not None
+        if self.user is not None and reach is not None:
+            python, jobs_dir = reach
+            missing = isolation.unreachable(self.user, [str(python)], Path(jobs_dir))
+            if missing:
+                self.user_reachable = False
+                self.user_note += (f", but {missing} is out of that user's reach, so local jobs "
+                                   f"run as {isolation.pwd.getpwuid(os.geteuid()).pw_name} "
+                                   "until it is readable by it (see site_docs/admin/security.md)")
+        (log.info if self.user_reachable else log.warning)("%s", self.user_note)
         self._warned: set[str] = set()
 
     def _run_as(self, plan: LocalPlan, workdir: Path) -> tuple[isolation.JobUser | None, str]:

@@ -164,3 +164,34 @@ def test_pods_get_no_service_account_token_unless_configured(launcher, workers):
     opted_in = training_plan("j1", spec, "print(1)\n",
                              {**settings, "automount_service_account_token": True})
     assert all(p["automountServiceAccountToken"] is True for p in _pods(opted_in))
+
+
+def _as_job_user(code: str) -> subprocess.CompletedProcess:
+    import pwd
+    entry = pwd.getpwnam("tfdesk-job")
+    return subprocess.run([SYSTEM_PYTHON, "-c", code], user=entry.pw_uid, group=entry.pw_gid,
+                          extra_groups=[], env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=60, cwd="/")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to start a process as another user")
+def test_says_so_when_it_cannot_switch_users():
+    from runners.isolation import resolve_user
+    resolve_user(None)  # creates tfdesk-job when missing
+    done = _as_job_user("from runners.isolation import resolve_user; print(resolve_user(None))")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("(None, ") and "run as tfdesk-job, tfdesk's own user" in done.stdout
+    assert "cannot switch users" in done.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="tfdesk is not root here")
+def test_start_message_names_what_the_job_user_cannot_reach(tmp_path, caplog):
+    import logging
+
+    from runners.local import LocalBackend
+    caplog.set_level(logging.INFO, logger="runners.local")
+    hidden = tmp_path / "jobs"  # under pytest's 0700 base folder: out of the job user's reach
+    hidden.mkdir()
+    backend = LocalBackend(reach=(Path(SYSTEM_PYTHON), hidden))
+    assert backend.user is not None and not backend.user_reachable
+    assert str(hidden) in caplog.text and "out of that user's reach" in caplog.text
