@@ -153,7 +153,7 @@ def _pods(plan):
     return [main["spec"]["template"]["spec"]]
 
 
-@pytest.mark.parametrize("launcher,workers", [("horovod", 2), ("python", 1)])
+@pytest.mark.parametrize("launcher,workers", [("horovod", 2), ("python", 1), ("tf-distribute", 2)])
 def test_pods_get_no_service_account_token_unless_configured(launcher, workers):
     from runners.kubernetes.manifests import training_plan
     spec = {"workers": workers, "launcher": launcher, "args": [], "gpus_per_worker": 0}
