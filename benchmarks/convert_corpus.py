@@ -148,6 +148,12 @@ def check(path: Path, target: str, work: Path, timeout: int, equivalence: bool,
             row.run, row.run_detail = "timeout", f"no result in {timeout} s"
         elif not ok:
             row.run, row.run_detail = "crash", _last_error(log)
+            # A crash counts against the conversion only if the original runs in one process here.
+            alone = run_single(path, work / "original" / path.stem, timeout=timeout)
+            if alone.returncode != 0:
+                row.run = "original fails"
+                row.run_detail = ("the original script fails in one process here too: "
+                                  + _last_error(alone.stdout + alone.stderr))
         else:
             row.run, row.run_detail = _agreement(weights)
         if equivalence and row.run == "agree":
@@ -194,7 +200,8 @@ def summary(rows: list[Row]) -> str:
             f"{sum(r.conversion == 'refused' for r in rows)} refused, "
             f"{sum(r.conversion == 'unchanged' for r in rows)} unchanged; runs: {len(agree)} agree, "
             f"{sum(r.run == 'crash' for r in rows)} crash, {sum(r.run == 'diverged' for r in rows)} "
-            f"diverged, {sum(r.run == 'timeout' for r in rows)} timeout; equivalence: {len(eq)} "
+            f"diverged, {sum(r.run == 'original fails' for r in rows)} whose original fails here too, "
+            f"{sum(r.run == 'timeout' for r in rows)} timeout; equivalence: {len(eq)} "
             f"equivalent, {len(bad_eq)} NOT equivalent, "
             f"{sum(r.equivalence == 'not comparable' for r in rows)} not comparable")
 
@@ -204,7 +211,7 @@ def markdown(rows: list[Row]) -> str:
            "|---|---|---|---|---|"]
     for r in rows:
         conv = r.conversion + (f": {r.reason}" if r.reason and r.conversion != "converted" else "")
-        run = r.run + (f" ({r.run_detail})" if r.run in ("crash", "diverged", "timeout") else "")
+        run = r.run + (f" ({r.run_detail})" if r.run in ("crash", "diverged", "timeout", "original fails") else "")
         eq = r.equivalence + (f" ({r.equivalence_detail})" if r.equivalence and r.equivalence != "equivalent" else "")
         cells = [f"`{r.script}`", r.target, conv, run or "-", eq or "-"]
         out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")

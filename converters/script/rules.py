@@ -12,7 +12,7 @@ from converters.script.transforms.fit_args import QuietWorkers, SplitSteps
 from converters.script.transforms.global_batch import GlobalBatch
 from converters.script.transforms.horovod_inputs import AdaptWholeData, ShardArrays, ShardBuilders
 from converters.script.transforms.rank0_files import Rank0Writes, ReadFromRank0
-from converters.script.transforms.xla import NoXLA
+from converters.script.transforms.xla import NoXLA, NoXLAForStrategy
 from converters.script.transforms.gradient_tape import BroadcastAfterFirstStep, DistributedTape
 from converters.script.transforms.learning_rate import ScaleLearningRate
 from converters.script.transforms.optimizer import WrapOptimizer
@@ -32,7 +32,7 @@ TRAIN_STEP = "train_step"
 # Not a style either: a script written for MirroredStrategy (tf-distribute only). Its scope,
 # global batch and strategy.run are there already: only these rules apply to it.
 MIRRORED = "mirrored"
-MIRRORED_RULES = frozenset({"TFD005", "TFD021", "TFD022", "TFD030", "TFD031", "TFD032", "TFD052",
+MIRRORED_RULES = frozenset({"TFD005", "TFD012", "TFD021", "TFD022", "TFD030", "TFD031", "TFD032", "TFD052",
                             "TFD001"})
 
 
@@ -87,6 +87,8 @@ RULES: list[Rule] = [
     # --- tf.distribute.MultiWorkerMirroredStrategy ---------------------------------------
     _r("TFD005", "tf-distribute", {MIRRORED}, MultiWorkerStrategy,
        "MirroredStrategy (one machine) -> the MultiWorkerMirroredStrategy created at start"),
+    _r("TFD012", "tf-distribute", {"keras_fit", "custom_loop"}, NoXLAForStrategy,
+       "jit_compile turned off (XLA cannot compile the all-reduce on CPU workers)"),
     _r("TFD010", "tf-distribute", {"keras_fit", "custom_loop"}, StrategyScope,
        "model and optimizer built in strategy.scope()"),
     _r("TFD020", "tf-distribute", {"keras_fit", "custom_loop"}, GlobalBatch,

@@ -20,6 +20,8 @@ def _jit_owner(t: RuleTransform, node: cst.Call) -> str | None:
 
 
 class NoXLA(RuleTransform):
+    why = "XLA has no kernel for Horovod's allreduce"
+
     def leave_Call(self, original, updated):
         owner = _jit_owner(self, updated)
         if owner is None:
@@ -27,8 +29,8 @@ class NoXLA(RuleTransform):
         found = find_arg(updated, "jit_compile", None)
         if found is None or code(found[1].value).strip() in ("False", "None"):
             return updated
-        self.note(original, f"{owner}: jit_compile turned off, XLA has no kernel for Horovod's "
-                            "allreduce (the results are the same, without XLA's speed-up)")
+        self.note(original, f"{owner}: jit_compile turned off, {self.why} "
+                            "(the results are the same, without XLA's speed-up)")
         return replace_arg(updated, found[0], cst.Name("False"))
 
     def leave_FunctionDef(self, original, updated):
@@ -41,3 +43,9 @@ class NoXLA(RuleTransform):
                     d, changed = d.with_changes(decorator=new), True
             decorators.append(d)
         return updated.with_changes(decorators=decorators) if changed else updated
+
+
+class NoXLAForStrategy(NoXLA):
+    """tf.distribute: the same on CPU workers, where XLA cannot compile the all-reduce of
+    MultiWorkerMirroredStrategy ("Collectives are not yet implemented for CPU devices")."""
+    why = "XLA cannot compile MultiWorkerMirroredStrategy's all-reduce on CPU workers"
