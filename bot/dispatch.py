@@ -37,8 +37,20 @@ def authorize(ctx: Context, spec: CommandSpec | None, name: str = "") -> str | N
 
 
 def running_jobs(ctx: Context, owner: str) -> int:
+    """What ``owner`` has running: jobs of their own, and pipeline runs (one each, however many
+    steps; a run counts between its steps too)."""
     from bot.handlers.jobs import get_engine
-    return len(get_engine(ctx).list(states=list(ACTIVE), owner=owner))
+    jobs = [j for j in get_engine(ctx).list(states=list(ACTIVE), owner=owner)
+            if not (j.spec.get("labels") or {}).get("pipeline_run")]
+    return len(jobs) + running_pipeline_runs(ctx, owner)
+
+
+def running_pipeline_runs(ctx: Context, owner: str) -> int:
+    from catalog.runs import driver_alive
+    rows = ctx.services.catalog.execute(
+        "SELECT driver FROM catalog_runs WHERE owner = ? AND state IN ('queued', 'running')",
+        (owner,)).fetchall()
+    return sum(1 for r in rows if driver_alive(r[0]))
 
 
 def job_owner(ctx: Context):

@@ -148,6 +148,15 @@ def _check_owners(ctx: Context, kind: str, name: str, action: str = "delete") ->
         check_owner(ctx.actor, owner, f"{kind[:-1]} {name!r}", action)
 
 
+def _first_owner(ctx: Context, kind: str, name: str) -> None:
+    """A new version of NAME changes what NAME (its latest version) means to everyone using it:
+    only the one who created NAME, or an admin, may add one."""
+    row = db(ctx).execute(f"SELECT owner FROM catalog_{kind} WHERE name = ? ORDER BY version "
+                          "LIMIT 1", (name,)).fetchone()
+    if row is not None:
+        check_owner(ctx.actor, row[0], f"{kind[:-1]} {name!r}", "add a version to")
+
+
 def _make_delete(kind: str):
     def handler(ctx: Context, name: str, force: bool):
         mod = _module(kind)
@@ -228,6 +237,7 @@ def models_add(ctx, name, path, format, tf_version, dataset, parent, in_place, p
     from catalog import models
     if "://" not in path:
         _not_tfdesk_folder(ctx, Path(path))
+    _first_owner(ctx, "models", name)
     d = models.add(db(ctx), name, ctx.owner, artifact_uri=path, format=format,
                    tf_version=tf_version, dataset=dataset, parent=parent,
                    description=description, project=_project(ctx, project), tags=tags,
@@ -321,6 +331,9 @@ def components_add(ctx, name, kind, param, file, project, description, tags):
         if not isinstance(params, dict):
             raise InvalidInput(f"{file} must hold a YAML mapping of parameters")
     params.update(_params(param))
+    _first_owner(ctx, "components", name)
+    # Its parameters become a step's: the same gates (no inline code or server paths from Slack).
+    check_steps(ctx, {"steps": [{"name": name, "kind": kind, "with": params}]}, {})
     d = components.add(db(ctx), name, kind, ctx.owner, params=params, description=description,
                        project=_project(ctx, project), tags=tags)
     return _added("component", d)

@@ -50,6 +50,8 @@ def check_steps(ctx, definition: dict[str, Any], params: dict[str, Any], conn=No
         name = step.get("name", "?")
         kind, merged = _step(step, conn)
         command = STEP_COMMAND.get(kind or "")
+        if step.get("register") and conn is not None:
+            _may_register(actor, conn, step["register"])
         if running and command:
             from bot.registry import COMMANDS
             why = refusal(actor, command, COMMANDS[command].permission)
@@ -69,6 +71,15 @@ def check_steps(ctx, definition: dict[str, Any], params: dict[str, Any], conn=No
             if key in merged and merged[key] is not None:
                 _check_path(ctx, name, key, how, merged[key], all_params, resolved)
     return resolved
+
+
+def _may_register(actor, conn, name: str) -> None:
+    """``register: NAME`` adds a version of model NAME: the creator of NAME's, or an admin's."""
+    from bot.permissions import check_owner
+    row = conn.execute("SELECT owner FROM catalog_models WHERE name = ? ORDER BY version LIMIT 1",
+                       (name,)).fetchone()
+    if row is not None:
+        check_owner(actor, row[0], f"model {name!r}", "add a version to")
 
 
 def _step(step: dict[str, Any], conn) -> tuple[str | None, dict[str, Any]]:
