@@ -10,12 +10,21 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from jobs_helpers import FAKE_KERAS, REPO, write
 from slack_stub import COMPUTE_TOML, SlackEnv, message_text
 
 from runners.models import QUEUED
 from runners.store import JobStore
+
+
+KERAS = """
+import tensorflow as tf
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss="mse")
+model.fit(tf.zeros((8, 2)), tf.zeros((8, 1)), epochs=3)
+"""
 
 
 def tfdesk(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -43,6 +52,7 @@ def wait_until(check, what: str, timeout: float = 30):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@pytest.mark.slow
 def test_a_job_submitted_by_another_process_is_started_once_and_its_end_seen_at_once(tmp_path):
     toml = COMPUTE_TOML + f'[runner]\npython = "{sys.executable}"\n[jobs]\nlocal_workers = 2\n'
     env = SlackEnv(tmp_path, toml)  # the serve-like process: Slack runtime + scheduler
@@ -104,11 +114,12 @@ def test_kubernetes_dry_run_needs_no_configuration(tmp_path):
     from runners.kubernetes.schema import validate
     home = tmp_path / "home"
     home.mkdir()  # no tfdesk.toml at all: no [kubernetes], no credentials
-    script = write(tmp_path / "train.py", FAKE_KERAS)
+    script = write(tmp_path / "train.py", KERAS)
     done = tfdesk(home, "train", str(script), "--workers", "2", "--backend", "kubernetes",
                   "--dry-run")
     assert done.returncode == 0, done.stderr
     manifests = [m for m in yaml.safe_load_all(done.stdout) if m]
+    assert "# converted to horovod" in done.stdout  # the findings, as YAML comments
     kinds = [m["kind"] for m in manifests]
     assert "ConfigMap" in kinds and ("MPIJob" in kinds or "Job" in kinds), kinds
     for m in manifests:

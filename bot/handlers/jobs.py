@@ -87,7 +87,9 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
             "timeout": timeout, "tf_version": tf_version, "environment": environment}
     if dry_run:
         plan = engine.dry_run("train", spec, backend)
-        return Reply(text=_with_findings(plan["spec"], plan["text"]), data=plan)
+        # As YAML comments, the findings leave the manifests a valid YAML stream.
+        return Reply(text=_with_findings(plan["spec"], plan["text"], comment=backend != "local"),
+                     data=plan)
     job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend)
     if wait:
         token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
@@ -103,12 +105,15 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
                                                f"{job.id} --follow"), data=d)
 
 
-def _with_findings(spec: dict, text: str) -> str:
+def _with_findings(spec: dict, text: str, comment: bool = False) -> str:
     """The converter's findings (what it changed, what to check) before the job's own text."""
     report = spec.get("conversion_report")
     if not report:
         return text
-    return f"converted to {spec.get('converted_to')}:\n{report}\n\n{text}"
+    head = f"converted to {spec.get('converted_to')}:\n{report}"
+    if comment:
+        return "\n".join(f"# {line}" if line else "#" for line in head.splitlines()) + "\n" + text
+    return f"{head}\n\n{text}"
 
 
 @command("jobs", "list jobs (recent ones; --all for every job)",
