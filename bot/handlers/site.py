@@ -71,6 +71,8 @@ def commands_reference(ctx, run_examples: bool = True) -> str:
             if name != g:
                 out.append(f"### {name}\n")
             out.append(f"{spec.help}\n")
+            out.append(f"Permission: `{spec.permission}` "
+                       "([who may run it](admin/security.md#who-may-do-what))\n")
             out.append(_fence(command_help(name)) + "\n")
             for ex in spec.examples:
                 out.append(f"Example: `{ex}`" if "`" not in ex else f"Example: <code>{ex}</code>")
