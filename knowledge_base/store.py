@@ -197,7 +197,7 @@ class KB:
         return ", ".join(v[a] if a == b else f"{v[a]}–{v[b]}" for a, b in runs)
 
     def site_path(self, sym: dict) -> str:
-        return links.symbol_path(sym["name"], sym["module"])
+        return links.sym_path(sym)
 
 
 def _like_prefix(module: str) -> str:

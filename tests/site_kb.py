@@ -1,8 +1,9 @@
 """A small, hand-made KB for the site tests, built by the real builder from ReleaseExtracts.
 
 It holds what the site must handle: a signature change, a deprecation, a removal, a move out
-of ``experimental``, class members, a TF1 rename, a symbol whose name has odd characters and
-a docstring with unbalanced Markdown and HTML.
+of ``experimental``, class members (one removed in 2.6), a TF1 rename, a symbol whose name has
+odd characters, a docstring with unbalanced Markdown and HTML, and Google-style docstrings with
+Args/Returns/Raises sections, ``>>>`` examples and ``tf.…`` mentions to link.
 """
 from __future__ import annotations
 
@@ -24,6 +25,28 @@ x = 1  # a fence that never closes
 [link](nowhere.md) ![img](missing.png) *emphasis _under
     indented code?
 | a | b
+"""
+
+
+FIT_DOC = """Trains the model for a fixed number of epochs.
+
+Accepts NumPy arrays or a `tf.data.Dataset` of `(inputs, targets)`.
+
+Args:
+  x: Input data. A NumPy array or a `tf.data.Dataset`.
+  y: Target data.
+  epochs: Integer. Number of epochs to train the model.
+
+Returns:
+  A `History` object.
+
+Raises:
+  RuntimeError: If the model was never compiled.
+
+Example:
+
+>>> model.fit(x, y, epochs=2)
+<keras.callbacks.History object>
 """
 
 
@@ -54,8 +77,22 @@ def extracts() -> list[ReleaseExtract]:
                          _p("self", "inputs", "outputs"),
                          doc="A model grouping layers into an object with training features."),
             SymbolRecord("tf.keras.Model.fit", "method", "keras.engine.training.Model.fit",
-                         _p("self", x="None", y="None", epochs="1"),
-                         doc="Trains the model for a fixed number of epochs."),
+                         _p("self", x="None", y="None", epochs="1"), doc=FIT_DOC),
+            SymbolRecord("tf.keras.layers", "module", doc="Keras layers API."),
+            SymbolRecord("tf.keras.layers.RandomFlip", "class",
+                         "keras.layers.preprocessing.random_flip.RandomFlip",
+                         _p("self", mode="'horizontal_and_vertical'", seed="None"),
+                         doc="A preprocessing layer which randomly flips images during training."),
+            SymbolRecord("tf.data", "module", doc="`tf.data.Dataset` API for input pipelines."),
+            SymbolRecord("tf.data.Dataset", "class", "tensorflow.python.data.ops.dataset_ops.DatasetV2",
+                         _p("self", "variant_tensor"),
+                         doc="Represents a potentially large set of elements."),
+            SymbolRecord("tf.data.Dataset.map", "method",
+                         "tensorflow.python.data.ops.dataset_ops.DatasetV2.map",
+                         _p("self", "map_func", num_parallel_calls="None"),
+                         doc="Maps `map_func` across the elements of this dataset.\n\n"
+                             "Args:\n  map_func: A function mapping a dataset element to "
+                             "another.\n\nReturns:\n  Dataset: A `tf.data.Dataset`."),
             SymbolRecord("tf.compat", "module", doc="Compatibility."),
             SymbolRecord("tf.compat.v1", "module", doc="TF1 API."),
             SymbolRecord("tf.compat.v1.Session", "class", "tensorflow.python.client.session.Session",
@@ -63,6 +100,9 @@ def extracts() -> list[ReleaseExtract]:
         ]
         if ord_ < 2:
             syms += [
+                SymbolRecord("tf.keras.Model.old_method", "method",
+                             "keras.engine.training.Model.old_method", _p("self"),
+                             doc="A method Keras dropped in 2.6."),
                 SymbolRecord("tf.estimator", "module", doc="Estimator: high level tools."),
                 SymbolRecord("tf.estimator.Estimator", "class",
                              "tensorflow_estimator.python.estimator.estimator.Estimator",

@@ -50,41 +50,107 @@ def build_site(home: Path, project: Path) -> Path:
     return Path(reply.data["site_dir"])
 
 
-def test_search_finds_a_symbol_and_opens_its_page(tmp_path):
+@pytest.fixture(scope="module")
+def browser_site(tmp_path_factory):
+    """The site built from the small KB, served on localhost, and a headless Chromium page."""
     playwright = pytest.importorskip("playwright.sync_api")
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} missing: apt-get install -y chromium (see .ci/run)")
-    site = build_site(tmp_path / "home", tmp_path / "project")
+    tmp = tmp_path_factory.mktemp("browser")
+    site = build_site(tmp / "home", tmp / "project")
     server = make_server(site, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
-    shot = tmp_path / "search.png"
-    try:
-        with playwright.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page()
-            outside: list[str] = []
-            page.on("request", lambda r: None if r.url.startswith(base) or
-                    r.url.startswith("data:") else outside.append(r.url))
-            page.goto(base, wait_until="load")
-            page.click("label.md-search__icon, .md-search__input")
-            box = page.locator("input.md-search__input")
-            t0 = time.perf_counter()
-            box.press_sequentially("softmax")  # Material listens to key events, not fill()
-            result = page.locator('a.md-search-result__link[href*="#tf.nn.softmax"]').first
-            result.wait_for(state="visible", timeout=15_000)
-            first_result_s = time.perf_counter() - t0
-            page.screenshot(path=str(shot))
-            result.click()
-            page.wait_for_url("**/api/tf.nn/**")
-            assert "#tf.nn.softmax" in page.url
-            heading = page.locator('[id="tf.nn.softmax"]')
-            assert heading.is_visible()
-            page.screenshot(path=str(tmp_path / "symbol.png"))
-            browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
-    print(f"\nfirst search result after {first_result_s * 1000:.0f} ms; screenshot: {shot}")
+    outside: list[str] = []
+    with playwright.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page()
+        page.on("request", lambda r: None if r.url.startswith(base) or
+                r.url.startswith("data:") else outside.append(r.url))
+        yield base, page, tmp
+        browser.close()
+    server.shutdown()
+    server.server_close()
     assert not outside, f"the site fetched from other hosts: {outside}"
+
+
+def search(page, base: str, query: str) -> tuple[list[str], float]:
+    """Type ``query`` into the search box of a fresh page; result links and time to the first."""
+    page.goto(base, wait_until="load")
+    page.click("label.md-search__icon, .md-search__input")
+    t0 = time.perf_counter()
+    page.locator("input.md-search__input").press_sequentially(query)  # Material listens to keys
+    page.locator("a.md-search-result__link").first.wait_for(state="visible", timeout=15_000)
+    first = time.perf_counter() - t0
+    page.wait_for_timeout(300)  # results for the whole query, not a prefix of it
+    hrefs = [a.get_attribute("href") for a in page.locator("a.md-search-result__link").all()]
+    return [h.split("?")[0] + ("#" + h.split("#", 1)[1] if "#" in h else "") for h in hrefs], first
+
+
+def test_search_finds_a_symbol_and_opens_its_page(browser_site):
+    base, page, tmp = browser_site
+    hrefs, first_result_s = search(page, base, "softmax")
+    shot = tmp / "search.png"
+    page.screenshot(path=str(shot))
+    assert any(h.endswith("api/tf.nn.softmax/") for h in hrefs[:3]), hrefs
+    page.locator('a.md-search-result__link[href*="api/tf.nn.softmax/"]').first.click()
+    page.wait_for_url("**/api/tf.nn.softmax/**")
+    assert page.locator("h1").inner_text().strip() == "tf.nn.softmax"
+    print(f"\nfirst search result after {first_result_s * 1000:.0f} ms; screenshot: {shot}")
     assert first_result_s < FIRST_SEARCH_LIMIT_S, f"first result took {first_result_s:.2f} s"
+
+
+@pytest.mark.parametrize("query, expect", [
+    ("fit", "api/tf.keras.Model/#tf.keras.Model.fit"),
+    ("RandomFlip", "api/tf.keras.layers.RandomFlip/"),
+    ("Dataset.map", "api/tf.data.Dataset/#tf.data.Dataset.map"),
+])
+def test_search_finds_members_and_classes(browser_site, query, expect):
+    base, page, _ = browser_site
+    hrefs, _ = search(page, base, query)
+    assert any(h.endswith(expect) for h in hrefs[:4]), f"{query}: {hrefs[:6]}"
+    sel = f'[href$="#{expect.split("#")[1]}"]' if "#" in expect else f'[href*="{expect}?"]'
+    page.locator(f"a.md-search-result__link{sel}").first.click()
+    page.wait_for_load_state("load")
+    if "#" in expect:
+        assert page.locator(f'[id="{expect.split("#")[1]}"]').is_visible()
+    else:
+        assert page.locator("h1").inner_text().strip() == expect.split("/")[1]
+
+
+def test_class_page_renders_docstrings_links_and_release_selector(browser_site):
+    base, page, tmp = browser_site
+    page.goto(base + "api/tf.keras.Model/", wait_until="load")
+    fit = page.locator('.tfd-entry:has([id="tf.keras.Model.fit"])')
+    # Args as a table, one row per argument.
+    args = fit.locator("div.tfd-args table").first
+    assert args.is_visible()
+    assert [c.inner_text() for c in args.locator("tbody tr td:first-child").all()] == \
+        ["x", "y", "epochs"]
+    # The >>> example is highlighted (Pygments' prompt class, styled by Material).
+    prompt = fit.locator("code.language-pycon span.gp").first
+    assert prompt.is_visible() and prompt.inner_text().strip() == ">>>"
+    page.screenshot(path=str(tmp / "class.png"), full_page=True)
+    # The release selector dims the member 2.6 no longer has, and only in 2.6.
+    old = page.locator('tr:has(a:text-is("tf.keras.Model.old_method"))').first
+    select = page.locator("select.tfd-release-select").first
+    select.select_option(label="TensorFlow 2.6")
+    assert "tfd-absent" in old.get_attribute("class")
+    assert float(old.evaluate("e => getComputedStyle(e).opacity")) < 0.5
+    assert "tfd-absent" not in (page.locator('tr:has(a:text-is("tf.keras.Model.fit"))')
+                                .first.get_attribute("class") or "")
+    select.select_option(label="TensorFlow 2.4")
+    assert "tfd-absent" not in (old.get_attribute("class") or "")
+    select.select_option(label="every release")
+    # A tf.… mention in a docstring is a working link.
+    fit.locator('a:has(code:text-is("tf.data.Dataset"))').first.click()
+    page.wait_for_url("**/api/tf.data.Dataset/")
+    assert page.locator("h1").inner_text().strip() == "tf.data.Dataset"
+
+
+def test_old_addresses_are_forwarded(browser_site):
+    base, page, _ = browser_site
+    page.goto(base + "api/tf.keras/#tf.keras.Model.fit", wait_until="load")
+    page.wait_for_url("**/api/tf.keras.Model/#tf.keras.Model.fit")
+    page.goto(base + "api/tf.nn/#tf.nn.softmax", wait_until="load")
+    page.wait_for_url("**/api/tf.nn.softmax/")

@@ -1,6 +1,7 @@
 """The docs site's generated pages, written from the KB into a MkDocs ``docs_dir``.
 
-``generate(kb, docs_dir)`` writes the API reference (``api/``), one "What changed" page per
+``generate(kb, docs_dir)`` writes the API reference (``api/``: a page per module, class and
+module-level function), one "What changed" page per
 release (``changes/<version>/``), the release index (``releases/``) and the TF1 -> TF2 table
 (``migration/``), at the addresses :mod:`knowledge_base.links` hands out.
 :mod:`knowledge_base.site.build` stages hand-written pages next to them and runs MkDocs.
@@ -18,7 +19,7 @@ from knowledge_base.site.data import load
 from knowledge_base.site.mkdocs_hooks import SEARCH_FILE
 from knowledge_base.store import KB
 
-# Generated Markdown per page; with Material's chrome the HTML stays well under 1 MB.
+# Release pages (changes/) split into parts past this many bytes of generated HTML.
 PAGE_BUDGET = 600_000
 
 
@@ -44,12 +45,11 @@ def generate(kb: KB, docs_dir: Path, *, budget: int = PAGE_BUDGET,
     data = load(kb)
     result = GenerateResult(symbols=len(data.symbols), modules=len(data.by_module))
     say(f"writing API pages for {result.modules} modules, {result.symbols} symbols")
-    locations: dict[str, str] = {}
-    result.pages += api.module_pages(data, docs_dir, budget, locations)
+    result.pages += api.api_pages(data, docs_dir)
     say(f"writing change pages for {len(data.versions)} releases")
     result.pages += changes.release_pages(data, docs_dir, budget)
     result.pages += changes.migration_pages(data, docs_dir, budget)
-    index = search.entries(data, locations)
+    index = search.entries(data)
     (docs_dir / SEARCH_FILE).write_text(json.dumps(index, separators=(",", ":")),
                                         encoding="utf-8")
     result.search_entries = len(index)

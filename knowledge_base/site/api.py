@@ -1,10 +1,15 @@
-"""API reference pages: one page per module, every symbol with a stable anchor.
+"""API reference pages, at the addresses :mod:`knowledge_base.links` hands out.
 
-A module's page documents every symbol whose ``module`` it is, present or removed, so every
-link :mod:`knowledge_base.links` hands out resolves. When a page would be too big (``tf.raw_ops``,
-``tf.compat.v1``), the full entries move to numbered part pages and the module page keeps a
-compact index whose rows still carry each symbol's anchor; ``tfdesk.js`` forwards a visitor
-who arrives at such an anchor to the entry on its part page.
+- a page per module: its docs, submodules, and tables of its classes, functions and constants
+  (one-line summaries, links); constants are documented in full on it;
+- a page per class: its docs and every member in full (signature, summary, availability,
+  history), nested classes linked to their own pages;
+- a page per module-level function.
+
+Every symbol that ever existed has its address, removed ones included. A module page keeps an
+anchor for each of its classes and functions that names the symbol's own page
+(``data-tfd-moved``), so addresses of the older one-page-per-module layout still arrive: tfdesk.js
+forwards them, class members included. Module and class pages carry a release selector.
 """
 from __future__ import annotations
 
@@ -13,16 +18,16 @@ from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
-from knowledge_base.site.markup import NOSEARCH, badge, esc, esc_code, link, rel, write_page
+from knowledge_base.site.docstrings import Renderer
+from knowledge_base.site.entries import (badges, deprecation, doc_body, entry, history, intro,
+                                         linker, releases_attr)
+from knowledge_base.site.markup import badge, esc, esc_code, link, rel, write_page
 
-# Symbols under these prefixes mirror others (tf.compat.v2 is tf; tf.compat.v1 is TF1's API):
-# their pages are built, but their entries stay out of the search index, which would
-# otherwise double in size. The module pages themselves remain searchable by title.
-SEARCH_SKIP_PREFIXES = ("tf.compat.v1.", "tf.compat.v2.")
-
-EVENT_WORDS = {"added": "added", "removed": "removed", "signature_changed": "signature changed",
-               "deprecated": "deprecated", "undeprecated": "no longer deprecated",
-               "moved": "moved", "definition_moved": "definition moved"}
+# Table sections of a module page, in order: (heading, kinds).
+MODULE_SECTIONS = (("Classes", ("class",)), ("Functions", ("function",)),
+                   ("Constants", None))
+CLASS_SECTIONS = (("Nested classes", ("class",)), ("Methods", ("method", "function")),
+                  ("Properties", ("property",)), ("Other members", None))
 
 
 @dataclass
@@ -31,281 +36,136 @@ class PageStat:
     bytes: int
 
 
-def module_pages(data: SiteData, docs_dir: Path, budget: int,
-                 locations: dict[str, str] | None = None) -> list[PageStat]:
-    """Write every module page; ``locations`` gets the address of entries on part pages."""
+def api_pages(data: SiteData, docs_dir: Path, renderer: Renderer | None = None) -> list[PageStat]:
+    """Write every module, class and function page and the API index."""
+    r = renderer or Renderer()
     stats: list[PageStat] = []
     for module in sorted(data.by_module):
-        stats += _module(data, docs_dir, module, data.by_module[module], budget,
-                         locations if locations is not None else {})
+        stats.append(_module_page(data, r, docs_dir, module, data.by_module[module]))
+    for s in data.symbols:
+        if s["kind"] == "module":
+            continue
+        if s["kind"] == "class":
+            stats.append(_class_page(data, r, docs_dir, s))
+        elif links.has_own_page(s["kind"], s["parent"], s["module"]):
+            stats.append(_function_page(data, r, docs_dir, s))
     stats.append(_api_index(data, docs_dir))
     return stats
 
 
-def _groups(module: str, syms: list[dict]) -> list[list[dict]]:
-    """Top-level symbols, each followed by its members (depth-first, by name)."""
-    on_page = {s["name"] for s in syms}
-    children: dict[str, list[dict]] = {}
-    tops: list[dict] = []
+def release_select(data: SiteData) -> str:
+    """The release selector: tfdesk.js dims every row and entry the chosen release lacks."""
+    opts = "".join(f'<option value="{i}">TensorFlow {esc(v)}</option>'
+                   for i, v in reversed(list(enumerate(data.versions))))
+    return (f'<p class="tfd-release"><label>Show as in <select class="tfd-release-select">'
+            f'<option value="">every release</option>{opts}</select></label></p>')
+
+
+def _crumbs(data: SiteData, s: dict, page: str) -> str:
+    """Links up the tree: module, then enclosing classes."""
+    chain, name = [], s["parent"]
+    while name and name in data.by_name:
+        p = data.by_name[name]
+        chain.append(link(page, links.sym_path(p), name))
+        if p["kind"] == "module":
+            break
+        name = p["parent"]
+    return f'<p class="tfd-crumbs">{" › ".join(reversed(chain))}</p>' if chain else ""
+
+
+def _table(data: SiteData, page: str, heading: str, syms: list[dict], forward: bool) -> str:
+    """Rows: name (linked), availability / state, one-line summary. With ``forward``, a row of
+    a symbol with its own page carries the symbol's old anchor and where it lives now."""
+    rows = []
     for s in syms:
-        if s["name"] == module:
-            continue
-        parent = s["parent"]
-        if parent and parent != module and parent in on_page:
-            children.setdefault(parent, []).append(s)
-        else:
-            tops.append(s)
-    groups = []
-    for t in tops:
-        g = [t]
-        stack = list(reversed(children.get(t["name"], [])))
-        while stack:
-            s = stack.pop()
-            g.append(s)
-            stack.extend(reversed(children.get(s["name"], [])))
-        groups.append(g)
-    return groups
+        target = links.sym_path(s)
+        rid = ""
+        if forward and links.has_own_page(s["kind"], s["parent"], s["module"]):
+            rid = f' id="{links.anchor(s["name"])}" data-tfd-moved="{esc(rel(page, target))}"'
+        state = "" if data.present(s) else " " + badge(f'removed in {s["removed_in"] or "?"}',
+                                                       "removed")
+        label = s["name"].rsplit(".", 1)[-1] if forward else s["name"]
+        avail = esc(data.availability.get(s["id"], ""))
+        rows.append(f'<tr{rid}{releases_attr(data, s)}><td>{link(page, target, label)}</td>'
+                    f'<td class="tfd-rel">{avail}{state}</td>'
+                    f'<td>{esc_code(s["summary"] or "")}</td></tr>')
+    return (f'<h2 id="tfd--{esc(heading.lower().replace(" ", "-"))}">{esc(heading)}</h2>'
+            f'<table class="tfd-index"><thead><tr><th>Name</th><th>Releases</th>'
+            f'<th>Summary</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
 
 
-def _module(data: SiteData, docs_dir: Path, module: str, syms: list[dict],
-            budget: int, locations: dict[str, str]) -> list[PageStat]:
+def _sections(syms: list[dict], sections, data: SiteData) -> list[tuple[str, list[dict]]]:
+    """Group by kind into ``sections``; present symbols first, each group by name."""
+    taken: set[str] = set()
+    out = []
+    for heading, kinds in sections:
+        group = [s for s in syms if s["name"] not in taken and (kinds is None or s["kind"] in kinds)]
+        taken.update(s["name"] for s in group)
+        group.sort(key=lambda s: (not data.present(s), s["name"]))
+        if group:
+            out.append((heading, group))
+    return out
+
+
+def _module_page(data: SiteData, r: Renderer, docs_dir: Path, module: str,
+                 syms: list[dict]) -> PageStat:
     page = links.module_page(module)
     self_sym = data.by_name.get(module)
-    groups = _groups(module, syms)
-    current = [g for g in groups if data.present(g[0])]
-    gone = [g for g in groups if not data.present(g[0])]
-    intro = _intro(data, module, self_sym, page)
-    title = module
-
-    def entries(target_page: str) -> list[str]:
-        out = [_entry(data, s, target_page, top=(s is g[0])) for g in current for s in g]
-        if gone:
-            out.append(f'<h2 id="tfd--removed"{NOSEARCH}>No longer in TF {esc(data.newest)}</h2>')
-            out += [_entry(data, s, target_page, top=(s is g[0])) for g in gone for s in g]
-        return out
-
-    full = intro + _summary_table(data, current, gone, page, None) + entries(page)
-    size = sum(len(b.encode("utf-8")) + 2 for b in full)
-    if size <= budget:
-        return [PageStat(page, write_page(docs_dir, page, title, full))]
-
-    # Too big for one page: entries go to part pages, the module page keeps an index.
-    units = [(s, s is g[0]) for g in current for s in g] + \
-        [(s, s is g[0]) for g in gone for s in g]
-    runs: list[list[tuple[dict, bool]]] = [[]]
-    used = 0
-    for unit in units:
-        n = len(_entry(data, unit[0], page, unit[1]).encode("utf-8")) + 2
-        if runs[-1] and used + n > budget:
-            runs.append([])
-            used = 0
-        runs[-1].append(unit)
-        used += n
-    part_of: dict[str, str] = {}
-    stats = []
-    for n, run in enumerate(runs, 1):
-        part = f"{page}part-{n}/"
-        blocks = [f'<p class="tfd-parts">{link(part, page, module)} · part {n} of '
-                  f'{len(runs)}</p>']
-        for s, top in run:
-            part_of[s["name"]] = part
-            locations[s["name"]] = f"{part}#{links.anchor(s['name'])}"
-            if gone and s is gone[0][0]:
-                blocks.append(f'<h2 id="tfd--removed"{NOSEARCH}>No longer in TF '
-                              f'{esc(data.newest)}</h2>')
-            blocks.append(_entry(data, s, part, top))
-        stats.append(PageStat(part, write_page(docs_dir, part, f"{module} ({n}/{len(runs)})",
-                                               blocks)))
-    parts_nav = "".join(f'<li>{link(page, f"{page}part-{n}/", f"Part {n}")}: '
-                        f'{esc(r[0][0]["name"])} … {esc(r[-1][0]["name"])}</li>'
-                        for n, r in enumerate(runs, 1))
-    main = intro + [f'<ul class="tfd-parts"{NOSEARCH}>{parts_nav}</ul>'] + \
-        _summary_table(data, current, gone, page, part_of)
-    stats.append(PageStat(page, write_page(docs_dir, page, title, main)))
-    return stats
-
-
-def _submodules(data: SiteData, module: str, page: str) -> list[str]:
-    subs = [s for s in data.modules_under.get(module, ())]
-    if not subs:
-        return []
-    items = "".join(
-        f'<li>{link(page, links.module_page(s["name"]), s["name"])}'
-        f'{"" if data.present(s) else " " + badge("removed in " + str(s["removed_in"]), "removed")}'
-        f'</li>' for s in subs)
-    return [f'<p class="tfd-kind"{NOSEARCH}>Modules</p><ul class="tfd-submodules"{NOSEARCH}>'
-            f'{items}</ul>']
-
-
-def _intro(data: SiteData, module: str, self_sym: dict | None, page: str) -> list[str]:
-    blocks = []
+    blocks = [release_select(data)]
     if self_sym:
-        blocks.append(f'<p class="tfd-badges"{NOSEARCH}>{_badges(data, self_sym)}</p>')
+        blocks.append(_crumbs(data, self_sym, page))
+        blocks.append(f'<p class="tfd-badges">{badges(data, self_sym)}</p>')
         if self_sym["summary"]:
             blocks.append(f'<p class="tfd-summary">{esc_code(self_sym["summary"])}</p>')
-        blocks += _deprecation(data, self_sym, page)
-        body = _doc_body(self_sym)
+        blocks += deprecation(data, self_sym, page)
+        body = doc_body(self_sym)
         if body:
-            blocks.append(f'<pre class="tfd-doc"{NOSEARCH}>{esc(body)}</pre>')
-        hist = _history(data, self_sym, page)
+            blocks.append(r.docstring(body, linker(data, page)))
+        hist = history(data, self_sym, page)
         if hist:
             blocks.append(hist)
     else:
         blocks.append(f'<p class="tfd-summary">Symbols documented under <code>{esc(module)}'
                       f'</code>.</p>')
-    return blocks + _submodules(data, module, page)
+    subs = data.modules_under.get(module, [])
+    if subs:
+        blocks.append(_table(data, page, "Modules", sorted(subs, key=lambda s: s["name"]), False))
+    tops = [s for s in syms if s["name"] != module and s["parent"] in (module, None)
+            and s["kind"] != "module"]
+    constants = []
+    for heading, group in _sections(tops, MODULE_SECTIONS, data):
+        blocks.append(_table(data, page, heading, group, True))
+        if heading == "Constants":
+            constants = group
+    blocks += [entry(data, r, s, page, 3) for s in constants]
+    return PageStat(page, write_page(docs_dir, page, module, blocks))
 
 
-def _summary_table(data: SiteData, current: list[list[dict]], gone: list[list[dict]],
-                   page: str, part_of: dict[str, str] | None) -> list[str]:
-    """Table of symbols. With ``part_of`` (split pages) every symbol gets a row carrying its
-    anchor; otherwise only top-level symbols, linking to their entries below."""
-    groups = current + gone
-    if not groups:
-        return []
-    rows = []
-    for g in groups:
-        for s in (g if part_of is not None else g[:1]):
-            a = links.anchor(s["name"])
-            if part_of is not None:
-                target = f'{part_of[s["name"]]}#{a}'
-                rid = f' id="{a}" data-tfd-moved="{esc(rel(page, target))}"'
-            else:
-                target = f"{page}#{a}"
-                rid = ""
-            state = "" if data.present(s) else f' {badge("removed in " + (s["removed_in"] or "?"), "removed")}'
-            summary = esc_code(s["summary"] or "") if s["depth"] <= 2 or part_of is None else ""
-            rows.append(f'<tr{rid}><td>{link(page, target, _label(s))}</td>'
-                        f'<td>{esc(s["kind"])}{state}</td><td>{summary}</td></tr>')
-    return [f'<table class="tfd-index"{NOSEARCH}><thead><tr><th>Symbol</th><th>Kind</th>'
-            f'<th>Summary</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"]
+def _class_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageStat:
+    page = links.sym_path(s)
+    blocks = [release_select(data), _crumbs(data, s, page),
+              f'<div class="tfd-entry"{releases_attr(data, s)}>']
+    blocks += intro(data, r, s, page)
+    blocks.append("</div>")
+    members = data.children.get(s["name"], [])
+    sections = _sections(members, CLASS_SECTIONS, data)
+    for heading, group in sections:
+        blocks.append(_table(data, page, heading, group, False))
+    for heading, group in sections:
+        full = [m for m in group if not links.has_own_page(m["kind"], m["parent"], m["module"])]
+        if full:
+            blocks.append(f'<h2 id="tfd--{heading.lower().replace(" ", "-")}-docs">{heading}: '
+                          f'details</h2>')
+            blocks += [entry(data, r, m, page, 3) for m in full]
+    return PageStat(page, write_page(docs_dir, page, s["name"], blocks))
 
 
-def _label(s: dict) -> str:
-    return s["name"]
-
-
-def _badges(data: SiteData, s: dict) -> str:
-    out = [badge(s["kind"], "kind")]
-    avail = data.availability.get(s["id"])
-    if avail:
-        out.append(badge(avail, "avail", "TensorFlow releases that have it"))
-    if s["deprecated_in"]:
-        out.append(badge(f'deprecated in {s["deprecated_in"]}', "dep"))
-    if s["removed_in"]:
-        out.append(badge(f'removed in {s["removed_in"]}', "removed"))
-    return " ".join(out)
-
-
-def _deprecation(data: SiteData, s: dict, page: str) -> list[str]:
-    dep = dict(s["deprecation"] or {})
-    if s["deprecated_in"]:
-        # The symbol row keeps the instructions; the date and arguments are in the event.
-        for e in data.history.get(s["id"], []):
-            if e["kind"] == "deprecated" and isinstance(e["data"], dict):
-                dep = {**e["data"], **dep}
-    replacement = s["replacement"]
-    instructions = (dep or {}).get("instructions") or ""
-    use = ""
-    if replacement and replacement not in instructions:
-        use = f"<p>Use {symbol_link(data, replacement, page)} instead.</p>"
-    if not (dep or s["deprecated_in"]):
-        return [f'<p class="tfd-replacement"{NOSEARCH}>Replaced by '
-                f'{symbol_link(data, replacement, page)}.</p>'] if replacement else []
-    title = f'Deprecated in {esc(s["deprecated_in"])}' if s["deprecated_in"] else "Deprecated"
-    body = [f"<p>{esc_code(instructions)}</p>"] if instructions else []
-    if dep and dep.get("args"):
-        body.append("<p>Deprecated arguments: " + ", ".join(
-            f"<code>{esc(a)}</code>" for a in dep["args"]) + "</p>")
-    if dep and dep.get("date"):
-        body.append(f'<p>Scheduled for removal after {esc(dep["date"])}.</p>')
-    body.append(use)
-    return [f'<div class="admonition warning tfd-deprecation"{NOSEARCH}>'
-            f'<p class="admonition-title">{title}</p>{"".join(body)}</div>']
-
-
-def _doc_body(s: dict) -> str:
-    doc = (s["doc"] or "").strip("\n")
-    summary = (s["summary"] or "").strip()
-    if summary and doc.lstrip().startswith(summary):
-        doc = doc.lstrip()[len(summary):].lstrip("\n")
-    return doc.rstrip()
-
-
-def _history(data: SiteData, s: dict, page: str) -> str:
-    events = data.history.get(s["id"], [])
-    if not events:
-        return ""
-    items = []
-    for e in events:
-        word = EVENT_WORDS.get(e["kind"], e["kind"])
-        detail = event_detail(data, e, page)
-        items.append(f'<li><a href="{esc(rel(page, links.release_page(e["release"])))}">'
-                     f'{esc(e["release"])}</a> {esc(word)}{detail}</li>')
-    return (f'<details class="tfd-history"{NOSEARCH}><summary>Version history</summary>'
-            f'<ul>{"".join(items)}</ul></details>')
-
-
-def event_detail(data: SiteData, e: dict, page: str) -> str:
-    """What an event adds to its one-word kind: where it moved, how the signature changed."""
-    d = e.get("data") or {}
-    if e["kind"] in ("removed", "moved") and (d.get("to") or d.get("from")):
-        word = "moved to" if d.get("to") else "moved here from"
-        if e["kind"] == "removed" and not d.get("to"):
-            word = "replaced by"
-        return f" ({word} {symbol_link(data, d.get('to') or d.get('from'), page)})"
-    detail = e.get("detail") or ""
-    if e["kind"] == "signature_changed":
-        detail = detail.removeprefix("signature changed: ")
-        sig = ""
-        if d.get("from") is not None and d.get("to") is not None:
-            sig = (f'<br><code>{esc(d["from"])}</code> → <code>{esc(d["to"])}</code>')
-        return (f": {esc_code(detail)}" if detail else "") + sig
-    if not detail or detail in ("added", "removed", "deprecated", "in the oldest release in the KB"):
-        return ""
-    return f": {esc_code(detail[:400])}"
-
-
-def _entry(data: SiteData, s: dict, page: str, top: bool) -> str:
-    a = links.anchor(s["name"])
-    level = 2 if top else 3
-    skip = any(s["name"].startswith(p) for p in SEARCH_SKIP_PREFIXES)
-    parts = [f'<h{level} id="{a}" class="tfd-sym"{NOSEARCH if skip else ""}>{esc(s["name"])}'
-             f'<a class="headerlink" href="#{a}" title="Permanent link">¶</a></h{level}>',
-             f'<p class="tfd-badges"{NOSEARCH}>{_badges(data, s)}</p>']
-    if s["signature"] is not None:
-        parts.append(f'<pre class="tfd-sig"{NOSEARCH}><code>{esc(s["short"] + s["signature"])}'
-                     f'</code></pre>')
-    if s["summary"]:
-        parts.append(f'<p class="tfd-summary">{esc_code(s["summary"])}</p>')
-    parts += _deprecation(data, s, page)
-    aliases = data.aliases.get(s["id"])
-    if aliases:
-        shown = aliases[:6]
-        names = ", ".join(_symbol_link(data, n, page) for n in shown)
-        more = f" and {len(aliases) - len(shown)} more" if len(aliases) > len(shown) else ""
-        parts.append(f'<p class="tfd-aliases"{NOSEARCH}>Also: {names}{more}</p>')
-    body = _doc_body(s)
-    if body:
-        parts.append(f'<pre class="tfd-doc"{NOSEARCH}>{esc(body)}</pre>')
-    hist = _history(data, s, page)
-    if hist:
-        parts.append(hist)
-    return "\n".join(parts)
-
-
-def _symbol_link(data: SiteData, name: str, page: str) -> str:
-    s = data.by_name.get(name)
-    if not s:
-        return f"<code>{esc(name)}</code>"
-    return link(page, links.symbol_path(name, s["module"]), name)
-
-
-def symbol_link(data: SiteData, name: str | None, page: str) -> str:
-    """A link to ``name``'s entry if the KB has it, else the name as code."""
-    if not name:
-        return ""
-    return _symbol_link(data, name, page)
+def _function_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageStat:
+    page = links.sym_path(s)
+    blocks = [_crumbs(data, s, page), f'<div class="tfd-entry"{releases_attr(data, s)}>']
+    blocks += intro(data, r, s, page)
+    blocks.append("</div>")
+    return PageStat(page, write_page(docs_dir, page, s["name"], blocks))
 
 
 def _api_index(data: SiteData, docs_dir: Path) -> PageStat:
@@ -321,12 +181,12 @@ def _api_index(data: SiteData, docs_dir: Path) -> PageStat:
         (rows_now if present else rows_gone).append(row)
     head = '<thead><tr><th>Module</th><th>Symbols</th><th>Summary</th></tr></thead>'
     blocks = [f'<p>The public API of TensorFlow {esc(data.versions[0])} to '
-              f'{esc(data.newest)}: one page per module, newest release first, with every '
-              f'symbol that ever existed there.</p>',
-              f'<table class="tfd-index"{NOSEARCH}>{head}<tbody>{"".join(rows_now)}'
+              f'{esc(data.newest)}: a page per module, class and function, with every '
+              f'symbol that ever existed and the releases that have it.</p>',
+              f'<table class="tfd-index">{head}<tbody>{"".join(rows_now)}'
               f'</tbody></table>']
     if rows_gone:
         blocks += [f'<h2 id="tfd--removed-modules">Modules no longer in TF {esc(data.newest)}</h2>',
-                   f'<table class="tfd-index"{NOSEARCH}>{head}<tbody>{"".join(rows_gone)}'
+                   f'<table class="tfd-index">{head}<tbody>{"".join(rows_gone)}'
                    f'</tbody></table>']
     return PageStat(page, write_page(docs_dir, page, "API reference", blocks))

@@ -5,7 +5,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from knowledge_base import links
-from knowledge_base.site.api import PageStat, event_detail, symbol_link
+from knowledge_base.site.api import PageStat
+from knowledge_base.site.entries import event_detail, symbol_link
 from knowledge_base.site.data import SiteData
 from knowledge_base.site.markup import NOSEARCH, badge, esc, link, write_page
 

@@ -25,6 +25,8 @@ class SiteData:
     by_module: dict[str, list[dict]] = field(default_factory=dict)
     history: dict[int, list[dict]] = field(default_factory=dict)   # symbol id -> events
     availability: dict[int, str] = field(default_factory=dict)     # symbol id -> "2.4–2.21"
+    runs: dict[int, list[list[int]]] = field(default_factory=dict)  # symbol id -> [[first, last] ord]
+    children: dict[str, list[dict]] = field(default_factory=dict)  # class name -> its members
     aliases: dict[int, list[str]] = field(default_factory=dict)    # other names, same object
     renames: list[dict] = field(default_factory=list)
     modules_under: dict[str, list[dict]] = field(default_factory=dict)  # module -> submodules
@@ -59,6 +61,8 @@ def load(kb: KB) -> SiteData:
     for s in symbols:
         if s["kind"] == "module" and s["parent"]:
             data.modules_under.setdefault(s["parent"], []).append(s)
+        elif s["parent"] and s["parent"] != s["module"]:
+            data.children.setdefault(s["parent"], []).append(s)
     for s in symbols:
         if s["object"]:
             others = [n for n in by_object[(s["object"], s["last_ord"])] if n != s["name"]]
@@ -74,6 +78,7 @@ def load(kb: KB) -> SiteData:
             r[-1][1] = last
         else:
             r.append([first, last])
+    data.runs = dict(runs)
     for sid, r in runs.items():
         data.availability[sid] = ", ".join(
             versions[a] if a == b else f"{versions[a]}–{versions[b]}" for a, b in r)

@@ -1,0 +1,181 @@
+"""One symbol's documentation block: badges, signature, rendered docstring, deprecation,
+signature by release and version history. Shared by module, class and function pages and by
+the release pages, which link to symbols the same way.
+"""
+from __future__ import annotations
+
+from knowledge_base import links
+from knowledge_base.site.data import SiteData
+from knowledge_base.site.docstrings import Renderer
+from knowledge_base.site.markup import badge, esc, esc_code, link, rel
+
+EVENT_WORDS = {"added": "added", "removed": "removed", "signature_changed": "signature changed",
+               "deprecated": "deprecated", "undeprecated": "no longer deprecated",
+               "moved": "moved", "definition_moved": "definition moved"}
+
+
+def releases_attr(data: SiteData, s: dict) -> str:
+    """``data-tfd-r`` with the runs of release ordinals that have ``s``: the release selector
+    (tfdesk.js) dims what the chosen release does not have."""
+    runs = data.runs.get(s["id"]) or [[s["first_ord"], s["last_ord"]]]
+    return f' data-tfd-r="{",".join(f"{a}-{b}" for a, b in runs)}"'
+
+
+def badges(data: SiteData, s: dict) -> str:
+    out = [badge(s["kind"], "kind")]
+    avail = data.availability.get(s["id"])
+    if avail:
+        out.append(badge(avail, "avail", "TensorFlow releases that have it"))
+    if s["deprecated_in"]:
+        out.append(badge(f'deprecated in {s["deprecated_in"]}', "dep"))
+    if s["removed_in"]:
+        out.append(badge(f'removed in {s["removed_in"]}', "removed"))
+    return " ".join(out)
+
+
+def symbol_link(data: SiteData, name: str | None, page: str) -> str:
+    """A link to ``name``'s documentation if the KB has it, else the name as code."""
+    if not name:
+        return ""
+    s = data.by_name.get(name)
+    if not s:
+        return f"<code>{esc(name)}</code>"
+    return link(page, links.sym_path(s), name)
+
+
+def linker(data: SiteData, page: str):
+    """For the docstring renderer: ``tf.…`` names the KB knows -> relative href."""
+    def href(name: str) -> str | None:
+        s = data.by_name.get(name)
+        return rel(page, links.sym_path(s)) if s else None
+    return href
+
+
+def deprecation(data: SiteData, s: dict, page: str) -> list[str]:
+    dep = dict(s["deprecation"] or {})
+    if s["deprecated_in"]:
+        # The symbol row keeps the instructions; the date and arguments are in the event.
+        for e in data.history.get(s["id"], []):
+            if e["kind"] == "deprecated" and isinstance(e["data"], dict):
+                dep = {**e["data"], **dep}
+    replacement = s["replacement"]
+    instructions = (dep or {}).get("instructions") or ""
+    use = ""
+    if replacement and replacement not in instructions:
+        use = f"<p>Use {symbol_link(data, replacement, page)} instead.</p>"
+    if not (dep or s["deprecated_in"]):
+        return [f'<p class="tfd-replacement">Replaced by '
+                f'{symbol_link(data, replacement, page)}.</p>'] if replacement else []
+    title = f'Deprecated in {esc(s["deprecated_in"])}' if s["deprecated_in"] else "Deprecated"
+    body = [f"<p>{esc_code(instructions)}</p>"] if instructions else []
+    if dep and dep.get("args"):
+        body.append("<p>Deprecated arguments: " + ", ".join(
+            f"<code>{esc(a)}</code>" for a in dep["args"]) + "</p>")
+    if dep and dep.get("date"):
+        body.append(f'<p>Scheduled for removal after {esc(dep["date"])}.</p>')
+    body.append(use)
+    return [f'<div class="admonition warning tfd-deprecation">'
+            f'<p class="admonition-title">{title}</p>{"".join(body)}</div>']
+
+
+def doc_body(s: dict) -> str:
+    """The docstring without its first line when that is the summary shown above it."""
+    doc = (s["doc"] or "").strip("\n")
+    summary = (s["summary"] or "").strip()
+    if summary and doc.lstrip().startswith(summary):
+        doc = doc.lstrip()[len(summary):].lstrip("\n")
+    return doc.rstrip()
+
+
+def history(data: SiteData, s: dict, page: str) -> str:
+    events = data.history.get(s["id"], [])
+    if not events:
+        return ""
+    items = []
+    for e in events:
+        word = EVENT_WORDS.get(e["kind"], e["kind"])
+        detail = event_detail(data, e, page)
+        items.append(f'<li><a href="{esc(rel(page, links.release_page(e["release"])))}">'
+                     f'{esc(e["release"])}</a> {esc(word)}{detail}</li>')
+    return (f'<details class="tfd-history"><summary>Version history</summary>'
+            f'<ul>{"".join(items)}</ul></details>')
+
+
+def event_detail(data: SiteData, e: dict, page: str) -> str:
+    """What an event adds to its one-word kind: where it moved, how the signature changed."""
+    d = e.get("data") or {}
+    if e["kind"] in ("removed", "moved") and (d.get("to") or d.get("from")):
+        word = "moved to" if d.get("to") else "moved here from"
+        if e["kind"] == "removed" and not d.get("to"):
+            word = "replaced by"
+        return f" ({word} {symbol_link(data, d.get('to') or d.get('from'), page)})"
+    detail = e.get("detail") or ""
+    if e["kind"] == "signature_changed":
+        detail = detail.removeprefix("signature changed: ")
+        sig = ""
+        if d.get("from") is not None and d.get("to") is not None:
+            sig = (f'<br><code>{esc(d["from"])}</code> → <code>{esc(d["to"])}</code>')
+        return (f": {esc_code(detail)}" if detail else "") + sig
+    if not detail or detail in ("added", "removed", "deprecated", "in the oldest release in the KB"):
+        return ""
+    return f": {esc_code(detail[:400])}"
+
+
+def signature_by_release(data: SiteData, s: dict) -> str:
+    """A table of the signature as each run of releases had it, where it ever changed."""
+    changes = [e for e in data.history.get(s["id"], [])
+               if e["kind"] == "signature_changed" and e["data"].get("from") is not None
+               and e["data"].get("to") is not None]
+    if not changes:
+        return ""
+    v = data.versions
+    rows, start = [], s["first_ord"]
+    for e in changes:
+        rows.append((start, e["ord"] - 1, e["data"]["from"]))
+        start = e["ord"]
+    rows.append((start, s["last_ord"], changes[-1]["data"]["to"]))
+    body = "".join(
+        f'<tr data-tfd-r="{a}-{b}"><td>{esc(v[a] if a == b else f"{v[a]}–{v[b]}")}</td>'
+        f'<td><code>{esc(s["short"] + sig)}</code></td></tr>'
+        for a, b, sig in reversed(rows) if a <= b)
+    return ('<details class="tfd-sigs" open><summary>Signature by release</summary>'
+            '<table class="tfd-index"><thead><tr><th>Releases</th><th>Signature</th></tr></thead>'
+            f'<tbody>{body}</tbody></table></details>')
+
+
+def entry(data: SiteData, r: Renderer, s: dict, page: str, level: int) -> str:
+    """The full documentation of ``s`` with a heading of ``level`` carrying its anchor."""
+    a = links.anchor(s["name"])
+    parts = [f'<div class="tfd-entry"{releases_attr(data, s)}>',
+             f'<h{level} id="{a}" class="tfd-sym">{esc(s["name"])}'
+             f'<a class="headerlink" href="#{a}" title="Permanent link">¶</a></h{level}>']
+    parts += intro(data, r, s, page)
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
+    """Everything about ``s`` but its heading: badges, signature, summary, docs, history."""
+    parts = [f'<p class="tfd-badges">{badges(data, s)}</p>']
+    if s["signature"] is not None:
+        parts.append(f'<pre class="tfd-sig"><code>{esc(s["short"] + s["signature"])}'
+                     f'</code></pre>')
+    if s["summary"]:
+        parts.append(f'<p class="tfd-summary">{esc_code(s["summary"])}</p>')
+    parts += deprecation(data, s, page)
+    aliases = data.aliases.get(s["id"])
+    if aliases:
+        shown = aliases[:6]
+        names = ", ".join(symbol_link(data, n, page) for n in shown)
+        more = f" and {len(aliases) - len(shown)} more" if len(aliases) > len(shown) else ""
+        parts.append(f'<p class="tfd-aliases">Also: {names}{more}</p>')
+    body = doc_body(s)
+    if body:
+        parts.append(r.docstring(body, linker(data, page)))
+    sigs = signature_by_release(data, s)
+    if sigs:
+        parts.append(sigs)
+    hist = history(data, s, page)
+    if hist:
+        parts.append(hist)
+    return parts
