@@ -93,7 +93,9 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
           "metadata": {"name": name + "-code", "namespace": ns, "labels": labels(job_id)},
           "data": data}
     gpus = int(spec.get("gpus", settings.get("infer_gpus", 1)))
-    container = {"name": "infer", "image": settings.get("infer_image", DEFAULT_INFER_IMAGE),
+    runtime = spec.get("runtime") or {}  # the image environment chosen for the job, if any
+    image = runtime.get("image") or settings.get("infer_image", DEFAULT_INFER_IMAGE)
+    container = {"name": "infer", "image": image,
                  "command": ["python", "-m", "converters.model.worker", f"{CODE_DIR}/spec.json"],
                  "env": [{"name": "PYTHONPATH", "value": CODE_DIR},
                          {"name": "PYTHONUNBUFFERED", "value": "1"},

@@ -154,3 +154,52 @@ def _wait(predicate, timeout=15):
     while not predicate():
         assert time.monotonic() < end, "timed out waiting"
         time.sleep(0.05)
+
+
+JOBSET_CRD = "runners/kubernetes/schemas/jobset-v1alpha2.json"
+
+
+def test_jobset_is_valid_against_jobsets_own_crd_schema(tmp_path):
+    import copy
+    from runners.kubernetes.schema import ManifestError
+    kind = get_kind("train")
+    from runners.kinds import RunnerEnv
+    stored = kind.prepare({"script_source": LOOP, "workers": 2, "convert": "tf-distribute"},
+                          tmp_path, RunnerEnv(tmp_path / "py"))
+    plan = kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path,
+                              {"namespace": "ml", "tf_distribute": "jobset"})
+    cm, jobset = plan.manifests
+    for m in plan.manifests:
+        validate(m)
+    rj = jobset["spec"]["replicatedJobs"][0]
+    kubernetes_validate.validate({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "w"},
+                                  "spec": rj["template"]["spec"]}, "1.30", strict=True)
+    assert jobset["spec"]["network"]["subdomain"] == "tfdesk-j-0a1b2c3d"
+    env = {e["name"]: e["value"] for e in rj["template"]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert json.loads(env["TFDESK_WORKERS"])[1] == \
+        "tfdesk-j-0a1b2c3d-worker-0-1.tfdesk-j-0a1b2c3d.ml.svc:2222"
+    bad = copy.deepcopy(jobset)
+    bad["spec"]["network"]["enableDNSHostname"] = True  # a typo the API server would drop
+    with pytest.raises(ManifestError, match="enableDNSHostname"):
+        validate(bad)
+    with pytest.raises(Exception, match="tf_distribute must be one of"):
+        kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path, {"tf_distribute": "mpi"})
+
+
+def test_jobset_life_cycle(tmp_path, stub):
+    eng = make_engine(tmp_path / "home", kubernetes={"api_url": stub.url, "retries": 1,
+                                                     "watch_timeout": 1, "tf_distribute": "jobset"})
+    try:
+        script = write(tmp_path / "t.py", LOOP)
+        job = eng.submit("train", {"script_path": str(script), "workers": 2,
+                                   "convert": "tf-distribute"}, backend="kubernetes")
+        name = job.handle["name"]
+        assert job.state == "running" and stub.get("jobsets", name)
+        stub.finish("jobsets", name, "Completed")
+        assert eng.wait(job.id, timeout=20).state == "succeeded"
+        job = eng.submit("train", {"script_path": str(script), "workers": 2,
+                                   "convert": "tf-distribute"}, backend="kubernetes")
+        assert eng.cancel(job.id).state == "cancelled"
+        assert stub.get("jobsets", job.handle["name"]) is None
+    finally:
+        eng.close()

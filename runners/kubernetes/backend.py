@@ -16,11 +16,13 @@ from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, Job, JobError
 RESOURCES = {
     "MPIJob": {"group": "kubeflow.org", "version": "v2beta1", "plural": "mpijobs"},
     "Job": {"group": "batch", "version": "v1", "plural": "jobs"},
+    "JobSet": {"group": "jobset.x-k8s.io", "version": "v1alpha2", "plural": "jobsets"},
 }
 # (kind, condition type with status True) -> tfdesk state; checked in this order.
 CONDITION_STATES = [
     ("MPIJob", "Succeeded", SUCCEEDED), ("MPIJob", "Failed", FAILED),
     ("Job", "Complete", SUCCEEDED), ("Job", "Failed", FAILED),
+    ("JobSet", "Completed", SUCCEEDED), ("JobSet", "Failed", FAILED),
 ]
 RETRYABLE = {429, 500, 502, 503, 504}
 
@@ -51,6 +53,10 @@ def explain(exc: Exception, what: str, settings: dict) -> ClusterError:
         elif status == 404 and "mpijob" in what.lower():
             msg = (f"could not {what}: the MPIJob resource (kubeflow.org/v2beta1) is not installed "
                    f"on this cluster (404); install the mpi-operator")
+        elif status == 404 and "jobset" in what.lower():
+            msg = (f"could not {what}: the JobSet resource (jobset.x-k8s.io/v1alpha2) is not "
+                   f"installed on this cluster (404); install JobSet, or drop tf_distribute = "
+                   f"\"jobset\" under [kubernetes] to run an Indexed Job and a Service")
         elif status == 404:
             msg = f"could not {what}: not found (404)"
         elif status == 409:
@@ -193,7 +199,10 @@ class KubernetesBackend:
                 c = types[ctype]
                 return state, c.get("message") or c.get("reason") or "", ctype
         phase = conds[-1]["type"] if conds else "Pending"
-        if kind == "Job" and (obj.get("status") or {}).get("active"):
+        status = obj.get("status") or {}
+        if kind == "Job" and status.get("active"):
+            phase = "Running"
+        if kind == "JobSet" and any(r.get("active") for r in status.get("replicatedJobsStatus") or []):
             phase = "Running"
         return None, "", phase
 

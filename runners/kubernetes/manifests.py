@@ -140,7 +140,12 @@ def training_plan(job_id: str, spec: dict, source: str, settings: dict) -> K8sPl
                                f"convert it (--to tf-distribute or --to horovod) to run "
                                f"{workers} workers")
             from runners.kubernetes import tf_distribute
-            return tf_distribute.plan(job_id, name, ns, spec, cm, container,
+            style = settings.get("tf_distribute", "indexed-job")
+            if style not in tf_distribute.STYLES:
+                raise JobError(f"[kubernetes] tf_distribute must be one of "
+                               f"{', '.join(tf_distribute.STYLES)}, not {style!r}")
+            build = tf_distribute.jobset_plan if style == "jobset" else tf_distribute.plan
+            return build(job_id, name, ns, spec, cm, container,
                                       _pod_spec([container], settings, volumes, "Never"),
                                       labels(job_id), run_policy["ttlSecondsAfterFinished"])
         job_spec = {"backoffLimit": 0, "ttlSecondsAfterFinished": run_policy["ttlSecondsAfterFinished"],

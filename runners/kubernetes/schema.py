@@ -24,6 +24,8 @@ KINDS = {  # (apiVersion, kind) -> schema reference
     ("v1", "Service"): f"{CORE}#/$defs/io.k8s.api.core.v1.Service",
     ("batch/v1", "Job"): f"{CORE}#/$defs/io.k8s.api.batch.v1.Job",
     ("kubeflow.org/v2beta1", "MPIJob"): "mpijob-v2beta1.json",
+    # JobSet's own CRD schema, made strict (scripts/vendor_jobset_schema.py; origin in the file).
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): "jobset-v1alpha2.json",
 }
 
 
