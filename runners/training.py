@@ -14,19 +14,30 @@ from runners.models import JobError
 
 TARGETS = ("horovod", "tf-distribute")
 CONVERT_CHOICES = ("auto", "horovod", "tf-distribute", "none")
-# How a script shows it is already distributed, checked in order.
-DISTRIBUTED_MARKS = [
-    (re.compile(r"^\s*(import horovod|from horovod)", re.M), "horovod"),
-    (re.compile(r"MultiWorkerMirroredStrategy|ParameterServerStrategy"), "tf-distribute"),
-]
+# Strategies that train on one machine in one process: a script using one is not yet
+# multi-worker (the converter makes it so, or says why not).
+SINGLE_MACHINE_STRATEGIES = ("tf.distribute.MirroredStrategy",)
 TF_PIN = re.compile(r"tensorflow(?:-cpu|-gpu)?\s*==\s*(\d+\.\d+)")
 SCRIPT = "script.py"
 
 
 def detect_target(source: str) -> str | None:
-    for pattern, target in DISTRIBUTED_MARKS:
-        if pattern.search(source):
-            return target
+    """How the script already distributes itself ("horovod", "tf-distribute"), or None: the
+    script converter's own analysis (calls and imports, never comments or strings)."""
+    try:
+        from converters.script.analysis import analyze
+    except ImportError:
+        raise JobError("the script converter is not installed, so tfdesk cannot tell whether "
+                       "this script is already distributed") from None
+    try:
+        a = analyze(source)
+    except SyntaxError:
+        return None  # prepare reports the syntax error
+    if a.already_distributed == "horovod":
+        return "horovod"
+    if a.already_distributed == "tf.distribute" and \
+            a.strategy_class not in SINGLE_MACHINE_STRATEGIES:
+        return "tf-distribute"
     return None
 
 
