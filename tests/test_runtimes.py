@@ -248,3 +248,27 @@ def test_models_saved_with_keras3_go_to_the_keras3_runtime(tmp_path):
     assert choose(envs, trt, "local")[0]["name"] == "runner"
     with pytest.raises(JobError, match="no TensorRT"):
         choose(envs, trt, "kubernetes")
+
+
+def test_adding_a_local_environment_asks_its_interpreter_once(tmp_path, monkeypatch):
+    """No versions.json: the interpreter itself is asked (package metadata only)."""
+    from catalog import environments
+    from catalog.store import open_db
+    site = tmp_path / "site"
+    for dist, version in (("tensorflow", "2.19.1"), ("keras", "3.9.0")):
+        info = site / f"{dist}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    bin_dir = tmp_path / "tf219" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    monkeypatch.setenv("PYTHONPATH", str(site))  # what that interpreter will see
+    conn = open_db(tmp_path / "state.sqlite")
+    try:
+        env = environments.add(conn, "tf219", "ann", kind="local", python=str(bin_dir / "python"))
+        assert (env["tf_version"], env["keras_version"], env["horovod_version"]) == \
+            ("2.19.1", "3.9.0", "")
+        with pytest.raises(Exception, match="needs --python"):
+            environments.add(conn, "nopy", "ann", kind="local")
+    finally:
+        conn.close()
