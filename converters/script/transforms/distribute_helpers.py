@@ -15,8 +15,8 @@ def _tfd_loss(loss, *args, **kwargs):
     if callable(loss) and not isinstance(loss, {tf}.Tensor):
         reduction = getattr(loss, "reduction", None)
         if isinstance(loss, {keras}.losses.Loss) and reduction in ("auto", "sum_over_batch_size"):
-            weights = kwargs.pop("sample_weight", None)
-            values = loss.call(*args, **kwargs)
+            weights = kwargs.pop("sample_weight", args[2] if len(args) > 2 else None)
+            values = loss.call(*args[:2], **kwargs)
             if weights is not None:
                 values = values * {tf}.cast(weights, values.dtype)
             count = {tf}.cast({tf}.size(values) * {strategy}.num_replicas_in_sync, values.dtype)
@@ -33,8 +33,8 @@ def _tfd_mean_loss(loss, *args, **kwargs):
     # tf.distribute: a Keras loss object with its default reduction, evaluated on this replica's
     # part of the batch (a metric of it is averaged over the replicas as before).
     if isinstance(loss, {keras}.losses.Loss) and loss.reduction in ("auto", "sum_over_batch_size"):
-        weights = kwargs.pop("sample_weight", None)
-        values = loss.call(*args, **kwargs)
+        weights = kwargs.pop("sample_weight", args[2] if len(args) > 2 else None)
+        values = loss.call(*args[:2], **kwargs)
         if weights is not None:
             values = values * {tf}.cast(weights, values.dtype)
         return {tf}.reduce_mean(values)

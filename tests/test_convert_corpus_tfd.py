@@ -1,0 +1,42 @@
+"""The tf-distribute corpus scripts of issue 16 (tests/scripts/ORIGINS.md): each converts to
+tf-distribute with the rules its pattern needs, or is refused with the reason (fast checks; the
+two-worker runs are benchmarks/convert_corpus.py and tests/test_convert_equivalence.py)."""
+from pathlib import Path
+
+import pytest
+
+from converters.script import ConversionError, convert
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+# script -> the rule ids its conversion must report (the pattern it reproduces)
+CONVERTS = {
+    "train_step_compiled_loss.py": {"TFD046", "TFD023", "TFD010"},
+    "train_step_loss_object.py": {"TFD046", "TFD047"},
+    "mirrored_custom_loop.py": {"TFD005", "TFD030"},
+    "mirrored_fit_checkpoint.py": {"TFD005", "TFD021", "TFD032"},
+    "tf_function_steps_enumerate.py": {"TFD051", "TFD045", "TFD050"},
+    "checkpoint_best_then_load.py": {"TFD021", "TFD032"},
+    "summary_writer_rmtree.py": {"TFD031"},
+    "image_dir_classifier.py": {"TFD023"},
+    "xla_jit_train_step.py": {"TFD012"},
+}
+REFUSED = {"eager_inline_loop.py": "TFD053"}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERTS))
+def test_converts_with_the_rules_its_pattern_needs(name):
+    result = convert((SCRIPTS / name).read_text(), "tf-distribute", name)
+    assert CONVERTS[name] <= {f.rule_id for f in result.findings}, result.report
+    assert not [f for f in result.findings if f.severity == "error"], result.report
+    assert result.code.count("MultiWorkerMirroredStrategy()") == 1
+    assert "MirroredStrategy()" not in result.code.replace("MultiWorkerMirroredStrategy()", "")
+    compile(result.code, name, "exec")
+    assert not convert(result.code, "tf-distribute", name).changed  # idempotent
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_with_the_reason(name):
+    with pytest.raises(ConversionError) as e:
+        convert((SCRIPTS / name).read_text(), "tf-distribute", name)
+    assert f"[{REFUSED[name]}]" in str(e.value) and "strategy.run" in str(e.value)
