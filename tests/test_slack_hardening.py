@@ -221,3 +221,57 @@ def test_signing_secret_and_tracebacks_are_redacted(slack, caplog):
     for handler in logging.getLogger().handlers + [caplog.handler]:
         for record in caplog.records:
             assert BOT_TOKEN not in handler.format(record)
+
+
+def test_serve_binds_where_configured_and_says_who_jobs_run_as(tmp_path):
+    """The real ``tfdesk serve`` process: [slack] bind, the start-up log, a clean stop."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from slack_stub import SlackStub
+    stub = SlackStub().start()
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text('[slack]\nbind = "127.0.0.1"\n')
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "TFDESK_HOME": str(home), "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": stub.api_url,
+           "PYTHONPATH": str(repo)}
+    env.pop("SLACK_APP_TOKEN", None)
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--port", str(port)],
+                            cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        else:
+            pytest.fail("tfdesk serve did not come up")
+        body = command_body("help", user="USERVE")
+        resp = httpx.post(f"http://127.0.0.1:{port}/slack/events", content=body,
+                          headers={"Content-Type": "application/x-www-form-urlencoded",
+                                   **sign(body)})
+        assert resp.status_code == 200
+        stub.wait_for("chat.postMessage", timeout=30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            out, _ = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+        stub.stop()
+    assert "http://127.0.0.1:%d/slack/events" % port in out
+    assert "local jobs run as" in out
+    assert proc.returncode == 0 and "tfdesk stopped" in out  # SIGTERM stops it cleanly
+    assert BOT_TOKEN not in out and SIGNING_SECRET not in out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import threading
 
@@ -113,6 +114,9 @@ def run_forever(config: Config, mode: str, host: str | None, port: int,
         services.scheduler = True
     runtime = Runtime(config, mode, services=services)
     runtime.start_background()
+    # SIGTERM (systemd, docker stop) stops as Ctrl-C does: uvicorn shuts down gracefully and
+    # hands the signal back, and the runtime then stops its threads.
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         if mode == "socket":
             log.info("tfdesk connecting to Slack in Socket Mode")
@@ -127,4 +131,10 @@ def run_forever(config: Config, mode: str, host: str | None, port: int,
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         runtime.stop()
+        log.info("tfdesk stopped")
+
+
+def _terminated(signum, frame) -> None:
+    raise KeyboardInterrupt
