@@ -8,6 +8,7 @@ the handler, which alone knows the target (``bot.permissions.check_owner``).
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from bot.context import Context
 from bot.parser import Command, HelpRequested, UsageError, parse
@@ -63,9 +64,23 @@ def job_owner(ctx: Context):
     return owner
 
 
+def catalog_model(ctx: Context):
+    """NAME[:VERSION] of a catalog model -> where its files are (None: no such model)."""
+    def find(ref: str) -> str | None:
+        from catalog.names import NAME_RE
+        name, _, version = ref.partition(":")
+        if not NAME_RE.fullmatch(name) or (version and not version.isdigit()):
+            return None
+        from catalog.outputs import find_model
+        row = find_model(ctx.services.catalog, ref)
+        return row["artifact_uri"] if row is not None and row["artifact_uri"] else None
+    return find
+
+
 def resolve_paths(ctx: Context, spec: CommandSpec, args: dict) -> dict:
     """Path arguments as the asker may name them: a remote asker's names become their own
-    files (or are refused); nobody writes into job folders."""
+    files (or are refused); a catalog model's name, where a command takes one, its files;
+    nobody writes into job folders."""
     areas = Areas.of(ctx.config)
     out = dict(args)
     for dest, kind in path_args(spec):
@@ -78,8 +93,11 @@ def resolve_paths(ctx: Context, spec: CommandSpec, args: dict) -> dict:
             if kind == "out":
                 values = [writable(ctx.actor, v, areas) for v in values]
             else:
-                values = [readable(ctx.actor, v, areas, job_owner(ctx), kind == "or-name")
-                          for v in values]
+                values = [readable(ctx.actor, v, areas, job_owner(ctx), kind == "or-name",
+                                   catalog_model(ctx)) for v in values]
+        elif kind == "or-name":  # the operator: a path that exists wins over a catalog name
+            values = [v if "://" in v or Path(v).expanduser().exists()
+                      else catalog_model(ctx)(v) or v for v in values]
         if kind == "out":
             for v in values:
                 outside_job_folders(v, areas)

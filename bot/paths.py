@@ -97,10 +97,14 @@ def may_read(actor: Actor, real: Path, areas: Areas, job_owner: JobOwner) -> boo
     return False
 
 
+CatalogModel = Callable[[str], "str | None"]
+
+
 def readable(actor: Actor, value: str, areas: Areas, job_owner: JobOwner,
-             names_ok: bool = False) -> str:
-    """The server path a remote ``actor`` means by ``value`` (a URI or catalog name comes back
-    unchanged); raises PathRefused for anything else."""
+             names_ok: bool = False, catalog: CatalogModel | None = None) -> str:
+    """The server path a remote ``actor`` means by ``value``: their own file, or (``names_ok``)
+    the files of the catalog model named so; a URI comes back unchanged. Raises PathRefused
+    for anything else."""
     if value.startswith("file://"):
         value = value[len("file://"):]
     elif "://" in value:
@@ -125,8 +129,10 @@ def readable(actor: Actor, value: str, areas: Areas, job_owner: JobOwner,
         real = c.resolve()
         if real.exists() and may_read(actor, real, areas, job_owner):
             return str(real)
-    if names_ok and not p.is_absolute() and "/" not in value:
-        return value  # a catalog name such as "resnet:3", resolved by the handler
+    if names_ok and catalog is not None:
+        found = catalog(value)
+        if found:
+            return found  # a catalog model ("resnet:3"): shared for everyone to read
     raise PathRefused(REFUSED.format(value=value))
 
 

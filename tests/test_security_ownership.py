@@ -108,3 +108,25 @@ def test_a_running_pipeline_run_counts_against_the_limit(home):
                      (json.dumps({"pid": 1, "start": -1, "host": runs._me()["host"]}),))
     assert authorize(ctx, COMMANDS["train"]) is None
     conn.close()
+
+
+def test_a_name_is_a_catalog_model_never_a_file_beside_the_tfdesk_process(home, tmp_path,
+                                                                         monkeypatch):
+    from bot.dispatch import resolve_paths
+    from bot.paths import PathRefused
+    sm = tmp_path / "sm"
+    sm.mkdir()
+    (sm / "saved_model.pb").write_bytes(b"pb")
+    operator = ctx_of(home, Actor("UOWNER"))
+    copy = run(operator, f"models add cnn {sm}").data["model"]["artifact_uri"]
+    monkeypatch.chdir(tmp_path)  # where tfdesk runs: "sm" and "~" name its files there
+    comp = ctx_of(home, member("UCOMP", "compute"))
+    for name in ("sm", "~", "cnn:7", "../sm"):
+        with pytest.raises(PathRefused):
+            resolve_paths(comp, COMMANDS["infer"], {"model": name})
+    assert resolve_paths(comp, COMMANDS["infer"], {"model": "cnn"})["model"] == copy
+    assert resolve_paths(comp, COMMANDS["evaluate"], {"model": "cnn:1", "data": None,
+                                                      "against": None})["model"] == copy
+    # At the terminal, a file that exists wins; otherwise the catalog's name.
+    assert resolve_paths(operator, COMMANDS["infer"], {"model": "sm"})["model"] == "sm"
+    assert resolve_paths(operator, COMMANDS["infer"], {"model": "cnn:1"})["model"] == copy

@@ -97,7 +97,7 @@ def _step(step: dict[str, Any], conn) -> tuple[str | None, dict[str, Any]]:
 
 def _check_path(ctx, step: str, key: str, how: str, value: Any, params: dict[str, Any],
                 resolved: dict[str, Any]) -> None:
-    from bot.dispatch import job_owner
+    from bot.dispatch import catalog_model, job_owner
     from bot.paths import Areas, PathRefused, readable
     areas = Areas.of(ctx.config)
     text = str(value)
@@ -109,13 +109,13 @@ def _check_path(ctx, step: str, key: str, how: str, value: Any, params: dict[str
         if param not in params:
             return  # pipelines.check reports the unknown parameter
         resolved[param] = readable(ctx.actor, str(params[param]), areas, job_owner(ctx),
-                                   how == "or-name")
+                                   how == "or-name", catalog_model(ctx))
         return
     if "${" in text:
         raise PathRefused(f"step {step!r}: `{key}` mixes a reference into a path; from Slack, "
                           "use a whole ${params.NAME}, ${datasets.NAME}, ${models.NAME} or "
                           "${steps...} reference")
-    got = readable(ctx.actor, text, areas, job_owner(ctx), how == "or-name")
+    got = readable(ctx.actor, text, areas, job_owner(ctx), how == "or-name", catalog_model(ctx))
     if got != text:
         raise PathRefused(f"step {step!r}: `{key}: {text}` names a file by a name only you "
                           "know here; pass it as a parameter instead (`${params.NAME}` in the "
