@@ -275,3 +275,20 @@ def test_serve_binds_where_configured_and_says_who_jobs_run_as(tmp_path):
     assert "local jobs run as" in out
     assert proc.returncode == 0 and "tfdesk stopped" in out  # SIGTERM stops it cleanly
     assert BOT_TOKEN not in out and SIGNING_SECRET not in out
+
+
+def test_file_hosts_are_slack_the_api_host_and_the_configured_ones():
+    from bot.slack.uploads import UploadError, check_download_url, file_hosts
+    allowed = file_hosts("http://127.0.0.1:8123/api/", ["files.slack-gov.com"])
+    for url in ("https://files.slack.com/files-pri/T1-F1/download/a.py",
+                "http://127.0.0.1:8123/files-pri/F1/download/a.py",
+                "https://files.slack-gov.com/files-pri/T1-F1/a.py"):
+        check_download_url(url, "a.py", allowed)
+    for url in ("http://files.slack.com/files-pri/a.py",      # not HTTPS
+                "https://files.slack.com:8443/a.py",           # another port
+                "http://127.0.0.1:9999/a.py",                  # the API host, another port
+                "https://files.slack.com.evil.example/a.py",
+                "https://evil.example/files.slack.com/a.py",
+                "file:///etc/passwd"):
+        with pytest.raises(UploadError, match="Slack's file host"):
+            check_download_url(url, "a.py", allowed)

@@ -238,7 +238,9 @@ class SlackService:
                 raise uploads.UploadError(f"Slack gave no download link for `{name}`.")
             uploads.download(url, self.config.slack_bot_token or "", dest, name, kind,
                              uploads.limit_for(kind, self.model_limit),
-                             allowed_hosts=uploads.file_hosts(self.config.slack_api_url))
+                             allowed_hosts=uploads.file_hosts(
+                                 self.config.slack_api_url,
+                                 self.config.section("slack").get("file_hosts") or ()))
             # Which file in the folder is the user's, for the buttons later.
             (dest.parent / "upload.json").write_text(json.dumps(
                 {"name": dest.name, "slack_name": name, "user": where.user}), encoding="utf-8")

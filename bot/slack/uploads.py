@@ -123,10 +123,13 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     return parts.scheme.lower(), (parts.hostname or "").lower(), port
 
 
-def file_hosts(api_url: str | None) -> tuple[tuple[str, str, int | None], ...]:
+def file_hosts(api_url: str | None, extra: list[str] | tuple[str, ...] = ()
+               ) -> tuple[tuple[str, str, int | None], ...]:
     """Slack's file host, plus the host serving the Web API when ``SLACK_API_URL`` points
-    elsewhere (Enterprise Grid proxies, the local stand-in in tests)."""
-    return SLACK_FILE_HOSTS + ((_origin(api_url),) if api_url else ())
+    elsewhere (Enterprise Grid proxies, the local stand-in in tests), plus ``[slack]
+    file_hosts`` (HTTPS host names, e.g. GovSlack's ``files.slack-gov.com``)."""
+    named = tuple(("https", str(h).lower(), 443) for h in extra)
+    return SLACK_FILE_HOSTS + named + ((_origin(api_url),) if api_url else ())
 
 
 def check_download_url(url: str, name: str, allowed) -> None:
