@@ -15,6 +15,10 @@ from converters.script.transforms.callbacks import is_fit
 from converters.script.transforms.saving import save_call
 
 CHIEF = "_is_chief()"
+# What writes files beside the model: Horovod's table, plus tf.io.write_file (an image dump when
+# it runs in a function or after training starts; before training it prepares data every worker
+# needs, and stays).
+WRITE_FUNCTIONS = T.RANK0_WRITE_FUNCTIONS | {"tf.io.write_file"}
 # Keras' default batch sizes of the builders (and of fit() on arrays).
 DEFAULT_BATCH = {"timeseries_dataset_from_array": "128"}
 FIT_DEFAULT_BATCH = "32"
@@ -72,9 +76,8 @@ class ChiefWrites(_ChiefGuarded):
             return updated
         q = self.q(value.func)
         method = value.func.attr.value if isinstance(value.func, cst.Attribute) else None
-        image_save = method == "save" and dotted(value.func.value) in ("img", "image", "Image", "im") \
-            and self.a.not_keras(value.func.value)
-        if not (q in T.RANK0_WRITE_FUNCTIONS or method in T.RANK0_WRITE_METHODS or image_save):
+        image_save = method == "save" and self._image(value.func.value)
+        if not (q in WRITE_FUNCTIONS or method in T.RANK0_WRITE_METHODS or image_save):
             return updated
         if not (q and q.endswith("rmtree")) and not self.after_training(original):
             return updated  # data written before training: every worker needs its copy
@@ -82,6 +85,13 @@ class ChiefWrites(_ChiefGuarded):
         what = "deletes files" if q and q.endswith("rmtree") else "writes a file"
         self.note(original, f"{name}(...) {what}: the chief only (every worker would write the same)")
         return guard(updated, CHIEF)
+
+
+    def _image(self, receiver) -> bool:
+        """An image object: array_to_img(...) itself, or a name assigned from it."""
+        if isinstance(receiver, cst.Call):
+            return self.q(receiver.func) in T.IMAGE_MAKERS
+        return any(c in T.IMAGE_MAKERS for c in self.a.assigned_from.get(dotted(receiver) or "", []))
 
 
 class LoadFromChief(_ChiefGuarded):
