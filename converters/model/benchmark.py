@@ -1,7 +1,7 @@
 """Latency percentiles and throughput of a model callable at several batch sizes.
 
-Original and converted models are measured in the same process, one after the other, on the
-same inputs, so the ratio between them is meaningful on a busy machine.
+Original and converted models are measured in the same process, taking turns call by call,
+on the same inputs, so the ratio between them is meaningful on a busy machine.
 """
 from __future__ import annotations
 
@@ -25,6 +25,32 @@ def measure(run: Callable[[dict], object], feeds: dict[str, np.ndarray], batch: 
         times.append(time.perf_counter() - t0)
         if len(times) >= 5 and time.perf_counter() - start > budget_s:
             break
+    return _stats(times, batch)
+
+
+def measure_interleaved(runs: dict[str, Callable[[dict], object]], feeds: dict[str, np.ndarray],
+                        batch: int, warmup: int = 3, iterations: int = 50,
+                        budget_s: float = 5.0) -> dict[str, dict]:
+    """Like :func:`measure` for several models at once, taking turns call by call: on a shared
+    machine a burst of load then slows every model alike instead of whichever ran during it,
+    so the ratios between them stay honest. ``budget_s`` is per model."""
+    for run in runs.values():
+        for _ in range(warmup):
+            run(feeds)
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    start = time.perf_counter()
+    while len(times[next(iter(runs))]) < iterations:
+        for key, run in runs.items():
+            t0 = time.perf_counter()
+            run(feeds)
+            times[key].append(time.perf_counter() - t0)
+        done = len(times[next(iter(runs))])
+        if done >= 5 and time.perf_counter() - start > budget_s * len(runs):
+            break
+    return {k: _stats(v, batch) for k, v in times.items()}
+
+
+def _stats(times: list[float], batch: int) -> dict:
     ms = np.array(times) * 1e3
     p50, p90, p99 = np.percentile(ms, [50, 90, 99])
     return {"batch": batch, "iterations": len(times), "p50_ms": float(p50),

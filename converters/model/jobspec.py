@@ -97,6 +97,7 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         raise BadInput(f"{spec['model']} does not exist")
     if model.is_file() and intake.archive_kind(model):
         model = intake.extract(model, workdir / "source", limits)
+    check_model_size(model, settings)
     source = _source(model, mode, workdir, runner_python, bool(spec.get("allow_code")))
     evaluation = _evaluation(spec, workdir, runner_python, limits) if mode == "evaluate" else {}
     stored = {
@@ -113,6 +114,9 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         "gpus": int(spec.get("gpus") or 0),
         "input_origin": str(Path(spec["input"]).expanduser().resolve()) if spec.get("input") else None,
         "dim_default": int(settings.get("dim_default", 16)),
+        # 0: one thread per physical core of the runner, for TensorFlow and ONNX Runtime alike.
+        "threads": int(spec.get("threads") or settings.get("threads", 0)),
+        "min_agreement": float(settings.get("min_agreement", 0.99)),
         "bench": {"warmup": int(settings.get("warmup", 3)),
                   "iterations": int(settings.get("iterations", 50)),
                   "budget_s": float(settings.get("budget_s", 5.0)),
@@ -126,6 +130,38 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
     }
     (workdir / SPEC_FILE).write_text(json.dumps(stored, indent=2))
     return stored
+
+
+DEFAULT_MAX_MODEL_BYTES = 4 << 30
+
+
+def model_bytes(path: Path) -> int:
+    path = Path(path)
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink())
+
+
+def check_model_size(model: Path, settings: dict[str, Any]) -> int:
+    """Refuse, before any job starts, a model larger than ``[models] max_model_bytes``:
+    conversion holds the frozen graph, the ONNX model and its optimised copy in memory at once
+    (several times the weights), so the limit protects the runner."""
+    limit = int(settings.get("max_model_bytes", DEFAULT_MAX_MODEL_BYTES))
+    size = model_bytes(model)
+    if size > limit:
+        raise BadInput(f"{Path(model).name} is {_human(size)}, larger than this desk's limit of "
+                       f"{_human(limit)} for model conversion ([models] max_model_bytes); "
+                       "ask an admin to raise it, or convert on a machine with room for it",
+                       size=size, limit=limit, limit_name="max_model_bytes")
+    return size
+
+
+def _human(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "bytes" else f"{n} bytes"
+        n /= 1024
+    return f"{n} bytes"
 
 
 def _source(model: Path, mode: str, workdir: Path, runner_python: str | Path,

@@ -10,9 +10,11 @@ Exit status: 0 done (including "needs a GPU runner"), 3 a user-facing error, 1 a
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -27,7 +29,27 @@ EXIT_USER_ERROR = 3
 
 
 def progress(message: str, done: int | None = None, total: int | None = None) -> None:
-    print(json.dumps({"progress": message, "done": done, "total": total}), flush=True)
+    # One write per line: the ticker thread prints too.
+    sys.stdout.write(json.dumps({"progress": message, "done": done, "total": total}) + "\n")
+    sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def ticking(message: str, every: float = 20.0):
+    """Long steps (tf2onnx on a large model takes minutes) say they are still going."""
+    stop, t0 = threading.Event(), time.monotonic()
+
+    def tick():
+        while not stop.wait(every):
+            progress(f"{message}: still working, {time.monotonic() - t0:.0f} s")
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def export_keras(source: dict, dest: Path) -> Path:
@@ -106,25 +128,25 @@ def calibration_batches(spec: dict, sig_inputs: list[dict], warnings: list[str])
 def run_benchmarks(spec: dict, sig_inputs: list[dict], runners: dict) -> dict:
     cfg = spec.get("bench", {})
     result: dict = {k: [] for k in runners}
-    total = len(spec["batches"]) * len(runners)
-    step = 0
-    for b in spec["batches"]:
+    for step, b in enumerate(spec["batches"]):
         feeds = inputs_for(spec, sig_inputs, b, seed=b)
-        for key, fn in runners.items():
-            step += 1
-            progress(f"benchmark: {key} batch {b}", step, total)
-            result[key].append(benchmark.measure(fn, feeds, b, cfg.get("warmup", 3),
-                                                 cfg.get("iterations", 50),
-                                                 cfg.get("budget_s", 5.0)))
+        progress(f"benchmark: {', '.join(runners)} at batch {b}", step, len(spec["batches"]))
+        rows = benchmark.measure_interleaved(runners, feeds, b, cfg.get("warmup", 3),
+                                             cfg.get("iterations", 50), cfg.get("budget_s", 5.0))
+        for key, row in rows.items():
+            result[key].append(row)
     return result
 
 
 def convert(spec: dict, work: Path, report: dict) -> None:
     from converters.model import onnx as onnx_conv
-    from converters.model import tensorrt, tftrt
-    from converters.model.backends import ORTBackend, TFBackend
+    from converters.model import quantize, tensorrt, tftrt
+    from converters.model.backends import (ORTBackend, TFBackend, configure_tensorflow,
+                                           physical_cores)
     import tensorflow as tf
 
+    threads = int(spec.get("threads") or physical_cores())
+    report["runtime"] = {"threads": threads, "tensorflow": configure_tensorflow(threads)}
     warnings = report["warnings"]
     saved_model = source_saved_model(spec, work)
     meta = intake.identify(saved_model, runner_tf=tf.__version__,
@@ -144,6 +166,8 @@ def convert(spec: dict, work: Path, report: dict) -> None:
     conv: dict = {"target": target, "precision": precision}
     report["conversion"] = conv
     converted_path = None
+    runners = {"original": original}
+    held_out = None
     if target == "tf-trt":
         calib = calibration_batches(spec, sig["inputs"], warnings) if precision == "int8" else \
             [inputs_for(spec, sig["inputs"], 1, seed=1)]
@@ -151,20 +175,30 @@ def convert(spec: dict, work: Path, report: dict) -> None:
         converted = TFBackend(out / "tftrt", sig_key)
         label = f"TF-TRT {precision}"
     else:
-        progress("converting to ONNX (tf2onnx)")
+        size = sum(f.stat().st_size for f in saved_model.rglob("*") if f.is_file())
+        progress(f"converting to ONNX (tf2onnx): SavedModel of {size / 2**20:.1f} MiB")
         t0 = time.perf_counter()
-        conv["onnx"] = onnx_conv.convert(saved_model, out / "model.onnx", sig_key, spec.get("opset"))
+        with ticking("converting to ONNX (tf2onnx)"):
+            conv["onnx"] = onnx_conv.convert(saved_model, out / "model.onnx", sig_key,
+                                             spec.get("opset"), progress)
         conv["opset"] = conv["onnx"]["opset"]
         conv["onnx"]["seconds"] = round(time.perf_counter() - t0, 2)
         progress("optimising with ONNX Runtime")
-        conv["optimized"] = onnx_conv.optimize(out / "model.onnx", out / "model.optimized.onnx")
+        with ticking("optimising with ONNX Runtime"):
+            conv["optimized"] = onnx_conv.optimize(out / "model.onnx",
+                                                   out / "model.optimized.onnx")
         converted_path = out / "model.optimized.onnx"
         label = f"ONNX Runtime {precision}"
         if precision == "int8":
-            progress("INT8 quantisation (calibrating)")
-            conv["quantized"] = onnx_conv.quantize_int8(
-                out / "model.onnx", out / "model.int8.onnx",
-                calibration_batches(spec, sig["inputs"], warnings))
+            calib, held_out = int8_samples(spec, sig["inputs"], warnings)
+            t0 = time.perf_counter()
+            with ticking("INT8 quantisation"):
+                conv["quantized"] = quantize.quantize_int8(
+                    out / "model.onnx", out / "model.int8.onnx", calib,
+                    "tensorrt" if target == "tensorrt" else "cpu", progress)
+            conv["quantized"]["seconds"] = round(time.perf_counter() - t0, 2)
+            # The float ONNX model runs beside the INT8 one: what INT8 adds is then visible.
+            runners["onnx_fp32"] = ORTBackend(converted_path, threads)
             converted_path = out / "model.int8.onnx"
         elif precision == "fp16":
             conv["fp16"] = onnx_conv.to_fp16(out / "model.onnx", out / "model.fp16.onnx")
@@ -172,34 +206,11 @@ def convert(spec: dict, work: Path, report: dict) -> None:
             warnings.append("FP16 on a CPU checks accuracy; its speed here says little "
                             "about its speed on a GPU")
         if target == "tensorrt":
-            engine_onnx = converted_path if precision == "int8" else out / "model.onnx"
-            job = {"id": spec["id"], "rel_dir": spec.get("artifact_rel_dir", f"{spec['id']}/out"),
-                   "onnx": engine_onnx.name, "engine": f"model.{precision}.plan",
-                   "precision": precision,
-                   "shapes": tensorrt.profile_shapes(
-                       sig["inputs"], spec["batches"], user=spec.get("trt_shapes"),
-                       samples={k: list(v.shape) for k, v in
-                                inputs_for(spec, sig["inputs"], 1, seed=0).items()}
-                       if spec.get("input") else None)}
-            try:
-                builder = tensorrt.select_builder(job, spec.get("kubernetes", {}))
-                progress(f"building TensorRT engine ({builder.name})")
-                conv["engine"] = builder.build(engine_onnx, out / job["engine"],
-                                               tensorrt.BuildOptions(precision, job["shapes"]))
-                warnings.append("the engine is built and stamped; its numerical validation "
-                                "and benchmark run where it runs (this report measures the "
-                                "ONNX model it was built from)")
-            except NeedsGPU as exc:
-                import yaml
-                (work / "trt-build.yaml").write_text(yaml.safe_dump_all(exc.manifests, sort_keys=False))
-                report["status"] = "needs_gpu"
-                report["needs_gpu"] = {"reason": exc.detail.get("reason", ""),
-                                       "message": exc.message,
-                                       "manifest": "trt-build.yaml"}
-                warnings.append("validation and benchmark below are for the ONNX model the "
-                                "engine will be built from, on this CPU")
+            tensorrt_step(spec, sig, out, converted_path, work, report)
         conv["converted"] = str(converted_path.relative_to(work))
-        converted = ORTBackend(converted_path)
+        converted = ORTBackend(converted_path, threads)
+        report["runtime"]["onnxruntime"] = converted.settings
+    runners["converted"] = converted
 
     progress("validating: original vs converted on the same inputs")
     tol = validate.Tolerance(**spec["tolerance"])
@@ -207,13 +218,71 @@ def convert(spec: dict, work: Path, report: dict) -> None:
     report["validation"] = validate.compare(original(val_inputs), converted(val_inputs), tol)
     report["validation"]["samples"] = len(next(iter(val_inputs.values())))
     report["validation"]["inputs"] = "user samples" if spec.get("input") else "generated"
-    bench = run_benchmarks(spec, sig["inputs"], {"original": original, "converted": converted})
+    if held_out is not None:
+        progress("INT8: agreement with the float models on held-out samples")
+        report["validation"]["int8"] = quantize.agreement_report(
+            held_out, runners, float(spec.get("min_agreement", 0.99)), tol)
+        report["validation"]["passed"] = report["validation"]["int8"]["passed"]
+    bench = run_benchmarks(spec, sig["inputs"], runners)
     bench["original_label"], bench["converted_label"] = "TensorFlow", label
+    if "onnx_fp32" in bench:
+        bench["onnx_fp32_label"] = "ONNX Runtime fp32"
+        bench["onnx_fp32_speedups"] = benchmark.speedups(bench["original"], bench["onnx_fp32"])
     bench["speedups"] = benchmark.speedups(bench["original"], bench["converted"])
     report["benchmark"] = bench
     report["artifacts"] = sorted(str(p.relative_to(work)) for p in out.rglob("*") if p.is_file())
     if not report["validation"]["passed"]:
         report["status"] = "validation_failed"
+
+
+def int8_samples(spec: dict, sig_inputs: list[dict], warnings: list[str]):
+    """(calibration batches, held-out samples). Held out: the user's --input samples, else a
+    quarter of the calibration file, else generated rows with seeds calibration never used."""
+    from converters.model import quantize
+    calib = calibration_batches(spec, sig_inputs, warnings)
+    if spec.get("input"):
+        return calib, samples.load(Path(spec["input"]), sig_inputs)
+    if spec.get("calibration"):
+        calib, held = quantize.split_held_out(calib)
+        if held is not None:
+            return calib, held
+        warnings.append("the calibration file is too small to hold samples out; INT8 "
+                        "agreement is measured on generated inputs instead")
+    return calib, samples.generate(sig_inputs, int(spec.get("held_out_samples", 64)),
+                                   seed=54321, dim_default=spec.get("dim_default", 16))
+
+
+def tensorrt_step(spec: dict, sig: dict, out: Path, converted_path: Path, work: Path,
+                  report: dict) -> None:
+    from converters.model import tensorrt
+    precision, warnings = spec["precision"], report["warnings"]
+    conv = report["conversion"]
+    engine_onnx = converted_path if precision == "int8" else out / "model.onnx"
+    job = {"id": spec["id"], "rel_dir": spec.get("artifact_rel_dir", f"{spec['id']}/out"),
+           "onnx": engine_onnx.name, "engine": f"model.{precision}.plan",
+           "precision": precision,
+           "shapes": tensorrt.profile_shapes(
+               sig["inputs"], spec["batches"], user=spec.get("trt_shapes"),
+               samples={k: list(v.shape) for k, v in
+                        inputs_for(spec, sig["inputs"], 1, seed=0).items()}
+               if spec.get("input") else None)}
+    try:
+        builder = tensorrt.select_builder(job, spec.get("kubernetes", {}))
+        progress(f"building TensorRT engine ({builder.name})")
+        conv["engine"] = builder.build(engine_onnx, out / job["engine"],
+                                       tensorrt.BuildOptions(precision, job["shapes"]))
+        warnings.append("the engine is built and stamped; its numerical validation "
+                        "and benchmark run where it runs (this report measures the "
+                        "ONNX model it was built from)")
+    except NeedsGPU as exc:
+        import yaml
+        (work / "trt-build.yaml").write_text(yaml.safe_dump_all(exc.manifests, sort_keys=False))
+        report["status"] = "needs_gpu"
+        report["needs_gpu"] = {"reason": exc.detail.get("reason", ""),
+                               "message": exc.message,
+                               "manifest": "trt-build.yaml"}
+        warnings.append("validation and benchmark below are for the ONNX model the "
+                        "engine will be built from, on this CPU")
 
 
 def source_saved_model(spec: dict, work: Path, source: dict | None = None,
