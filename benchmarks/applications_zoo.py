@@ -1,7 +1,7 @@
 """Builds Keras Applications models as SavedModels, for benchmarks/models.py --zoo applications
 and the slow tests. Runs in the runner env (nothing is downloaded: ``weights=None``):
 
-    .venv-runner/bin/python benchmarks/applications_zoo.py OUT_DIR NAME[:SIZE] ...
+    .venv-runner/bin/python benchmarks/applications_zoo.py [--untrained] OUT_DIR NAME[:SIZE] ...
 
 Each model is then trained briefly on a synthetic image task, because a network with random
 weights is chaotic: 1 % of noise on its input already changes its top class on about half
@@ -61,10 +61,12 @@ def task_samples(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return (protos[labels] * contrast + noise).astype("float32"), labels
 
 
-def build(name: str, size: int) -> tuple[tf.keras.Model, float]:
+def build(name: str, size: int, train: bool = True) -> tuple[tf.keras.Model, float | None]:
     tf.keras.utils.set_random_seed(SEED)
     model = getattr(tf.keras.applications, name)(weights=None, input_shape=(size, size, 3),
                                                  classes=CLASSES)
+    if not train:
+        return model, None
     model.compile(tf.keras.optimizers.Adam(1e-3), "sparse_categorical_crossentropy",
                   metrics=["accuracy"])
     x, y = task_samples(STEPS * BATCH, size, seed=1)
@@ -75,12 +77,16 @@ def build(name: str, size: int) -> tuple[tf.keras.Model, float]:
     return model, float(model.evaluate(xv, yv, verbose=0)[1])
 
 
-def main(out: Path, names: list[str]) -> None:
+def main(out: Path, names: list[str], train: bool = True) -> None:
+    """``train=False`` (--untrained): the SavedModel only, for conversion tests."""
     for item in names:
         name, _, size = item.partition(":")
         size = int(size or MODELS[name])
-        model, accuracy = build(name, size)
+        model, accuracy = build(name, size, train)
         tf.saved_model.save(model, str(out / name))
+        if not train:
+            print(f"{name} params={model.count_params()} untrained", flush=True)
+            continue
         x, _ = task_samples(128, size, seed=3)
         np.savez(out / f"{name}.calibration.npz", x)
         x, y = task_samples(256, size, seed=4)
@@ -90,4 +96,7 @@ def main(out: Path, names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), sys.argv[2:] or list(MODELS))
+    args = sys.argv[1:]
+    untrained = "--untrained" in args
+    args = [a for a in args if a != "--untrained"]
+    main(Path(args[0]), args[1:] or list(MODELS), train=not untrained)

@@ -93,6 +93,18 @@ def application_row(name: str, report: dict, build_s: float) -> dict:
     return row
 
 
+def accuracies(preds: Path, labels: Path) -> dict:
+    """Accuracy on the synthetic task's held-out labels: TF, ORT fp32 and INT8 side by side
+    (agreement says how often INT8 differs, this says whether it is worse)."""
+    import numpy as np
+    if not preds.is_file() or not labels.is_file():
+        return {}
+    y = np.load(labels)
+    with np.load(preds) as z:
+        return {f"{key.split('.')[0]}_accuracy": float((z[key].argmax(1) == y).mean())
+                for key in z.files}
+
+
 def applications(a, tmp: Path) -> int:
     names = a.models.split(",") if a.models else APPLICATIONS.split(",")
     rows = []
@@ -118,6 +130,8 @@ def applications(a, tmp: Path) -> int:
         print("   converting, quantising, validating, benchmarking ...", flush=True)
         report = jobspec.run_foreground(work, a.runner)
         row = application_row(name, report, build_s)
+        row.update(accuracies(work / "out" / "held_out_predictions.npz",
+                              tmp / f"{name}.heldout_labels.npy"))
         rows.append(row)
         print("   " + json.dumps({k: v for k, v in row.items() if k != "batches"}), flush=True)
     text = markdown(rows)
@@ -148,17 +162,19 @@ def _f(v, fmt: str) -> str:
 def markdown(rows: list[dict]) -> str:
     batches = sorted({b for r in rows for b in r["batches"]})
     out = ["| model | convert s | fp32 max err | INT8 top-1 agreement | INT8 max err | "
+           "task accuracy TF · INT8 | "
            + " | ".join(f"batch {b} p50 / p99 ms: TF · ORT fp32 · ORT INT8 | batch {b} "
                         "throughput /s: TF · fp32 · INT8" for b in batches) + " | batch-1 speed-up fp32 · INT8 |",
-           "|---|---|---|---|---|" + "---|---|" * len(batches) + "---|"]
+           "|---|---|---|---|---|---|" + "---|---|" * len(batches) + "---|"]
     for r in rows:
         if not r["batches"]:
             out.append(f"| {r['model']} | failed: {(r.get('error') or r.get('status') or '')[:120]} |"
-                       + " |" * (4 + 2 * len(batches)))
+                       + " |" * (5 + 2 * len(batches)))
             continue
         cells = [r["model"], _f(r["convert_s"], ".0f"), _f(r["fp32_max_err"], ".1e"),
                  f"{_f(r['int8_top1'], '.1%')} of {r.get('held_out', '?')}",
-                 _f(r["int8_max_err"], ".2g")]
+                 _f(r["int8_max_err"], ".2g"),
+                 f"{_f(r.get('original_accuracy'), '.1%')} · {_f(r.get('converted_accuracy'), '.1%')}"]
         for b in batches:
             d = r["batches"].get(b, {})
             lat = " · ".join(f"{d[k]['p50_ms']:.1f}/{d[k]['p99_ms']:.1f}" if k in d else "–"

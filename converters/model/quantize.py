@@ -37,16 +37,18 @@ class Scheme:
 SCHEMES = {"cpu": Scheme("QUInt8", False), "tensorrt": Scheme("QInt8", True)}
 
 
-def preprocess(model: Path, out: Path) -> Path:
+def preprocess(model: Path, out: Path) -> str:
     """Shape inference + graph clean-up before quantisation (ONNX Runtime's recommended first
     step: the quantiser needs shapes to choose per-channel axes and fuse patterns). Symbolic
-    shape inference is skipped where it fails (some control-flow graphs); ONNX's own still runs."""
+    shape inference (needs sympy; helps transformer-style graphs) is skipped where it is
+    missing or fails; ONNX's own shape inference still runs. Returns which ran."""
     from onnxruntime.quantization.shape_inference import quant_pre_process
     try:
         quant_pre_process(str(model), str(out), skip_symbolic_shape=False)
+        return "symbolic+onnx"
     except Exception:  # noqa: BLE001 - symbolic inference is an optimisation, not a need
         quant_pre_process(str(model), str(out), skip_symbolic_shape=True)
-    return out
+        return "onnx"
 
 
 def quantize_int8(model: Path, out: Path, calibration: list[dict], target: str = "cpu",
@@ -66,7 +68,8 @@ def quantize_int8(model: Path, out: Path, calibration: list[dict], target: str =
             return next(self.it, None)
 
     progress("INT8: shape inference and clean-up before quantisation")
-    pre = preprocess(model, out.with_name(out.stem + ".pre.onnx"))
+    pre = out.with_name(out.stem + ".pre.onnx")
+    shapes = preprocess(model, pre)
     rows = sum(len(next(iter(b.values()))) for b in calibration)
     progress(f"INT8: calibrating activation ranges on {rows} samples")
     try:
@@ -86,7 +89,7 @@ def quantize_int8(model: Path, out: Path, calibration: list[dict], target: str =
     return {"path": str(out), "precision": "int8", "format": "QDQ", "target": target,
             "activations": scheme.activations, "weights": "QInt8 per-channel",
             "symmetric_activations": scheme.symmetric_activations,
-            "calibration_method": scheme.calibration,
+            "calibration_method": scheme.calibration, "shape_inference": shapes,
             "calibration_batches": len(calibration), "calibration_samples": rows,
             "zero_points": zero_point_summary(out), "bytes": out.stat().st_size}
 
@@ -137,12 +140,16 @@ def predict(model, feeds: dict, batch: int = 32) -> dict[str, np.ndarray]:
     return {k: np.concatenate(v) for k, v in parts.items()}
 
 
-def agreement_report(held_out: dict, runners: dict, min_agreement: float, tol) -> dict:
+def agreement_report(held_out: dict, runners: dict, min_agreement: float, tol,
+                     save: Path | None = None) -> dict:
     """INT8 ("converted") and float ONNX ("onnx_fp32") against TensorFlow ("original") on
     held-out samples: top-1 agreement for class scores, rows within tolerance otherwise, and
     the largest difference. Passes when every output agrees on at least ``min_agreement``."""
     from converters.model import metrics, validate
     preds = {key: predict(fn, held_out) for key, fn in runners.items()}
+    if save is not None:   # to look into the rows that differ (or score them against labels)
+        np.savez(save, **{f"{key}.{name}": v for key, out in preds.items()
+                          for name, v in out.items()})
     ref = preds["original"]
     fp32 = validate.tolerance("fp32")
     outputs, passed = {}, True

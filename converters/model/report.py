@@ -10,7 +10,7 @@ from pathlib import Path
 
 def chart(report: dict, out: Path) -> Path | None:
     bench = report.get("benchmark") or {}
-    series = {k: v for k, v in bench.items() if k in ("original", "converted") and v}
+    series = {k: bench[k] for k in ("original", "onnx_fp32", "converted") if bench.get(k)}
     if not series:
         return None
     import matplotlib
@@ -19,6 +19,7 @@ def chart(report: dict, out: Path) -> Path | None:
     import numpy as np
 
     labels = {"original": bench.get("original_label", "TensorFlow"),
+              "onnx_fp32": bench.get("onnx_fp32_label", "ONNX Runtime fp32"),
               "converted": bench.get("converted_label", "converted")}
     batches = sorted({r["batch"] for rows in series.values() for r in rows})
     x = np.arange(len(batches))
@@ -64,18 +65,25 @@ def summary(report: dict) -> str:
         lines.append("TensorRT engine: needs a GPU runner. " + report.get("needs_gpu", {}).get(
             "reason", "") + " — Kubernetes manifests attached (trt-build.yaml).")
     val = report.get("validation")
-    if val:
+    if val and val.get("int8"):
+        lines.extend(int8_lines(val["int8"]))
+    elif val:
         worst = max((o.get("max_abs_error", 0) for o in val["outputs"].values()), default=0)
         tol = val["tolerance"]
         lines.append(f"Validation: {'PASS' if val['passed'] else 'FAIL'} on "
                      f"{val.get('samples', '?')} samples (max abs error {worst:.3g}; "
                      f"atol {tol['atol']:g}, rtol {tol['rtol']:g})")
     bench = report.get("benchmark") or {}
+    fp32 = {r["batch"]: r for r in bench.get("onnx_fp32") or []}
     for s in bench.get("speedups", []):
         o = next(r for r in bench["original"] if r["batch"] == s["batch"])
         c = next(r for r in bench["converted"] if r["batch"] == s["batch"])
-        lines.append(f"  batch {s['batch']:>4}: p50 {o['p50_ms']:.2f} ms -> {c['p50_ms']:.2f} ms "
-                     f"({s['p50_speedup']:.1f}x), {c['throughput_per_s']:.0f} samples/s")
+        via = (f"fp32 {fp32[s['batch']]['p50_ms']:.2f} ms "
+               f"({o['p50_ms'] / fp32[s['batch']]['p50_ms']:.1f}x), int8 "
+               if s["batch"] in fp32 else "")
+        lines.append(f"  batch {s['batch']:>4}: p50 {o['p50_ms']:.2f} ms -> {via}"
+                     f"{c['p50_ms']:.2f} ms ({s['p50_speedup']:.1f}x), "
+                     f"{c['throughput_per_s']:.0f} samples/s")
     if not bench.get("speedups"):
         for r in bench.get("original", []) or []:
             lines.append(f"  batch {r['batch']:>4}: p50 {r['p50_ms']:.2f} ms, p99 "
@@ -83,6 +91,21 @@ def summary(report: dict) -> str:
     for w in report.get("warnings", []):
         lines.append(f"note: {w}")
     return "\n".join(lines)
+
+
+def int8_lines(q: dict) -> list[str]:
+    """INT8 against TensorFlow on held-out samples (never seen by the calibration)."""
+    lines = [f"Validation: {'PASS' if q['passed'] else 'FAIL'} — INT8 agreement with "
+             f"TensorFlow on {q['samples']} held-out samples (needs >= {q['min_agreement']:.0%})"]
+    for name, row in q["outputs"].items():
+        kind = "top-1" if row["task"] == "classification" else "rows within tolerance"
+        line = (f"  {name}: INT8 {row['int8']['agreement']:.1%} {kind}, max abs error "
+                f"{row['int8']['max_abs_diff']:.3g}")
+        if row.get("fp32"):
+            line += (f"; ONNX fp32 {row['fp32']['agreement']:.1%}, max abs error "
+                     f"{row['fp32']['max_abs_diff']:.3g}")
+        lines.append(line)
+    return lines
 
 
 def _fmt(name: str, value: float) -> str:

@@ -221,7 +221,8 @@ def convert(spec: dict, work: Path, report: dict) -> None:
     if held_out is not None:
         progress("INT8: agreement with the float models on held-out samples")
         report["validation"]["int8"] = quantize.agreement_report(
-            held_out, runners, float(spec.get("min_agreement", 0.99)), tol)
+            held_out, runners, float(spec.get("min_agreement", 0.99)), tol,
+            work / "out" / "held_out_predictions.npz")
         report["validation"]["passed"] = report["validation"]["int8"]["passed"]
     bench = run_benchmarks(spec, sig["inputs"], runners)
     bench["original_label"], bench["converted_label"] = "TensorFlow", label
