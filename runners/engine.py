@@ -104,12 +104,12 @@ class Engine(Observing):
         k = get_kind(kind)
         # Fails now, clearly, when the backend is not configured or cannot run this kind.
         self.backend(backend).accepts(k)
-        runtime, why, needs = self.runtime(kind, spec, backend)  # refused when nothing fits
+        choice = self.runtime(kind, spec, backend)  # refused here when nothing fits
         # Prepare in a scratch directory first: bad input is refused before a job exists.
         scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, spec, scratch, runtime, why, needs)
+            stored = self._prepare(k, spec, scratch, choice)
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
@@ -119,43 +119,21 @@ class Engine(Observing):
             shutil.rmtree(scratch, ignore_errors=True)
             raise
         self._publish(ev)
-        if why:
-            self._publish(self.store.append_event(Event(job.id, "info", f"environment: {why}",
-                                                        {"runtime": stored.get("runtime")})))
+        if choice.why:
+            self._publish(self.store.append_event(Event(
+                job.id, "info", f"environment: {choice.why}", {"runtime": stored.get("runtime")})))
         self._kick(job.id)
         return self.store.get(job.id)
 
     def runtime(self, kind: str, spec: dict[str, Any], backend: str = "local"):
-        """(environment or None, why, needs) for a job: the one named (``spec["environment"]``),
-        else the one that fits what the work needs; raises JobError when none fits."""
-        from runners.runtimes import Needs, choose
-        if self.config.environments is None:
-            if spec.get("environment"):
-                raise JobError("this tfdesk has no catalog of environments, so --env cannot "
-                               "be obeyed")
-            return None, "", Needs()
-        k = get_kind(kind)
-        needs = k.needs(spec) if k.needs else Needs()
-        envs = self.config.environments()
-        env, why = choose(envs, needs, backend, spec.get("environment"))
-        if needs.tensorrt:
-            from runners.runtimes import gpu_environment
-            needs.gpu_env = gpu_environment(envs)
-        return env, why, needs
+        """The job's environment (runners/runtimes.py Choice): the one named, else the one
+        that fits what the work needs; raises JobError when none fits."""
+        from runners.runtimes import resolve
+        return resolve(get_kind(kind), spec, backend, self.config.environments)
 
-    def _prepare(self, k: JobKind, spec: dict, workdir: Path, runtime, why: str, needs) -> dict:
-        from runners.runtimes import summary
-        spec = {key: v for key, v in spec.items() if key != "environment"}
-        if needs.gpu_env:  # where TensorRT work goes when this machine cannot do it
-            spec["kubernetes"] = {**(spec.get("kubernetes") or {}),
-                                  "tensorrt_image": needs.gpu_env["image"],
-                                  "environment": needs.gpu_env["name"]}
-        stored = k.prepare(spec, workdir, self.runner_env(summary(runtime)))
-        if why:
-            stored["runtime"], stored["runtime_why"] = summary(runtime), why
-        if runtime is None and needs.keras3 and not stored.get("tf_version"):
-            stored["tf_version"] = needs.keras3  # the configured image for that version
-        return stored
+    def _prepare(self, k: JobKind, spec: dict, workdir: Path, choice) -> dict:
+        stored = k.prepare(choice.job_spec(spec), workdir, self.runner_env(choice.summary))
+        return choice.stamp(stored)
 
     def runner_env(self, runtime: dict[str, Any] | None) -> RunnerEnv:
         """The interpreter a local job runs with: its environment's, else the configured one."""
@@ -169,17 +147,17 @@ class Engine(Observing):
         k = get_kind(kind)
         if backend not in BACKENDS:
             raise JobError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
-        runtime, why, needs = self.runtime(kind, spec, backend)
+        choice = self.runtime(kind, spec, backend)
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, spec, scratch, runtime, why, needs)
+            stored = self._prepare(k, spec, scratch, choice)
             # Rendered from configuration alone: a dry run needs no cluster and no credentials.
             plan = backend_class(backend).render(k, stored, scratch,
                                                  self.runner_env(stored.get("runtime")),
                                                  self.settings(backend))
-            if why:
-                plan["text"] = f"# environment: {why}\n" + plan["text"]
+            if choice.why:
+                plan["text"] = f"# environment: {choice.why}\n" + plan["text"]
             return {"backend": backend, "spec": stored, **plan}
         finally:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -217,3 +217,48 @@ def summary(env: dict[str, Any] | None) -> dict[str, Any] | None:
         return None
     return {k: env.get(k) for k in ("name", "kind", "python", "image", "tf_version",
                                     "keras_version", "horovod_version")}
+
+
+@dataclass
+class Choice:
+    """A job's environment and what follows from it for the job's spec."""
+    env: dict[str, Any] | None = None
+    why: str = ""
+    needs: Needs = field(default_factory=Needs)
+
+    @property
+    def summary(self) -> dict[str, Any] | None:
+        return summary(self.env)
+
+    def job_spec(self, spec: dict[str, Any]) -> dict[str, Any]:
+        """The spec the job kind prepares: the request for an environment taken out, and
+        where TensorRT work goes when this machine cannot do it."""
+        spec = {k: v for k, v in spec.items() if k != "environment"}
+        if self.needs.gpu_env:
+            spec["kubernetes"] = {**(spec.get("kubernetes") or {}),
+                                  "tensorrt_image": self.needs.gpu_env["image"],
+                                  "environment": self.needs.gpu_env["name"]}
+        return spec
+
+    def stamp(self, stored: dict[str, Any]) -> dict[str, Any]:
+        """The prepared spec with the environment recorded (runs again the same way)."""
+        if self.why:
+            stored["runtime"], stored["runtime_why"] = self.summary, self.why
+        if self.env is None and self.needs.keras3 and not stored.get("tf_version"):
+            stored["tf_version"] = self.needs.keras3  # the [kubernetes] image for that version
+        return stored
+
+
+def resolve(kind, spec: dict[str, Any], backend: str, environments) -> Choice:
+    """The Choice for a job of ``kind``; ``environments`` returns the catalog's environments
+    (None: no catalog, every job runs with the configured interpreter)."""
+    if environments is None:
+        if spec.get("environment"):
+            raise NoRuntime("this tfdesk has no catalog of environments, so --env cannot be obeyed")
+        return Choice()
+    needs = kind.needs(spec) if kind.needs else Needs()
+    envs = environments()
+    env, why = choose(envs, needs, backend, spec.get("environment"))
+    if needs.tensorrt:
+        needs.gpu_env = gpu_environment(envs)
+    return Choice(env, why, needs)
