@@ -57,7 +57,7 @@ def test_ask_reply_has_text_and_data(ctx):
     cmd, reply = run_line(ctx, "ask tf.nn.softmx --json")
     assert cmd.json and reply.ok
     assert reply.data["results"][0]["name"] == "tf.nn.softmax"
-    assert reply.data["results"][0]["url"].endswith("api/tf.nn/#tf.nn.softmax")
+    assert reply.data["results"][0]["url"].endswith("api/tf.nn.softmax/")
     assert "tf.nn.softmax(logits, axis=-1, name=None)" in reply.text
 
 
