@@ -8,6 +8,7 @@ below shows. A representative sample; the whole corpus runs in benchmarks/conver
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ pytestmark = [
 def _harness():
     spec = importlib.util.spec_from_file_location("convert_corpus", REPO / "benchmarks" / "convert_corpus.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("convert_corpus", module)  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
