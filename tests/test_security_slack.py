@@ -390,3 +390,28 @@ def test_job_answers_show_no_server_paths(world, line):
     for path in (str(world.home), str(world.jobs_dir), "/tmp/", "/work/", "/root/"):
         assert path not in text, (line, text)
     assert not re.search(r"(?<![\w:/.~-])/(tmp|work|root|home|usr|var|etc)/", text), text
+
+
+def test_reports_uploaded_to_slack_show_no_server_paths(world):
+    report = world.home / "jobs-report.json"
+    report.write_text(json.dumps({"model": f"{world.jobs_dir}/j-1a2b3c4d/out/model.onnx",
+                                  "workdir": str(world.home / "models" / "x")}))
+    original = report.read_text()
+    assert world.env.runtime.bot.messenger.upload("CFILES", None, [report])
+    sent = [u for u in world.env.stub.uploads.values() if u.get("filename") == report.name]
+    content = sent[-1]["content"].decode()
+    assert str(world.home) not in content and "j-1a2b3c4d/out/model.onnx" in content
+    assert report.read_text() == original  # the file itself is left as it is
+    report.unlink()
+
+
+def test_machine_paths_and_long_waits_are_not_for_slack(world):
+    text, private = world.ask("UADMIN", "environments add local-py --python /usr/bin/python3")
+    assert private and "register it in a terminal" in text
+    job = world.job()
+    started = time.monotonic()
+    text, _ = world.ask("UNONE", f"logs {job} --follow", timeout=10)
+    assert time.monotonic() - started < 5 and world.env.runtime.jobs.get(job).active
+    project = world.targets("{project}")["project"]
+    text, private = world.ask("UCOMP", f"projects use {project} --channel COTHER")
+    assert private and "channel you are in" in text

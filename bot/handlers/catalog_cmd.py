@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.context import Context
 from bot.handlers.pipeline_gate import check_steps
-from bot.permissions import check_owner
+from bot.permissions import Forbidden, check_owner
 from bot.registry import arg, command, group
 from bot.reply import Reply
 
@@ -272,6 +272,10 @@ def environments_add(ctx, name, image, python, tf_version, keras_version, horovo
     from catalog import environments
     if image and python:
         return Reply.error("give --image (a container) or --python (local), not both")
+    if python and ctx.actor.remote:
+        raise Forbidden("a local interpreter is a path on the tfdesk machine: register it in a "
+                        "terminal there (tfdesk environments add NAME --python PATH); from "
+                        "Slack, register a container image (--image)")
     d = environments.add(db(ctx), name, ctx.owner, kind="local" if python else "image",
                          image=image, python=python, tf_version=tf_version,
                          keras_version=keras_version, horovod_version=horovod_version,
@@ -351,7 +355,11 @@ def projects_add(ctx, name, description, tags):
                arg("--clear", action="store_true", help="remove the channel's default")], permission="own")
 def projects_use(ctx, name, channel, clear):
     from catalog import projects
-    channel = channel or ctx.reply_to.get("channel")
+    here = ctx.reply_to.get("channel")
+    if channel and channel != here and ctx.actor.remote and not ctx.actor.is_admin:
+        raise Forbidden("you may set the default project of the channel you are in; another "
+                        "channel's is for its members there, or an admin")
+    channel = channel or here
     if not channel:
         return Reply.error("no channel here; give --channel C123 (a Slack channel id)")
     if clear:
@@ -459,7 +467,8 @@ def pipeline_runs(ctx, name, limit):
 
 
 @command("catalog export", "write the whole catalog to a JSON file",
-         args=[arg("file")], examples=["tfdesk catalog export backup.json"], permission="terminal")
+         args=[arg("file", path="out")], examples=["tfdesk catalog export backup.json"],
+         permission="terminal")
 def catalog_export(ctx, file):
     from catalog import transfer
     counts = transfer.export_file(db(ctx), file)

@@ -181,7 +181,9 @@ def job(ctx, id):  # noqa: A002
 def logs(ctx, id, tail, follow):  # noqa: A002
     engine = get_engine(ctx)
     job = engine.get(id)
-    if follow and job.active:
+    # From Slack the job's own thread follows it; a request waiting here would hold one of
+    # the few workers every member shares for as long as the job runs.
+    if follow and job.active and not ctx.actor.remote:
         def on_event(ev):
             if ev.type == "log":
                 ctx.report(f"{id}: {ev.message[:100]}", None, None)

@@ -75,7 +75,8 @@ def build(config: Config, socket_mode: bool = False, running_jobs=None,
     store = SlackStore(config.state_path)
     # Nothing posted to Slack shows a path on the tfdesk machine (bot.paths.public).
     areas = Areas.of(config)
-    messenger = Messenger(client, store, scrub=lambda message: public(message, areas))
+    messenger = Messenger(client, store, scrub=lambda message: public(message, areas),
+                          public_dir=config.home / "slack" / "public")
     # Roles from [slack]; the running-job limit is counted by dispatch (running_jobs is
     # kept in the signature for callers that still pass it).
     gate = Gate(Policy.from_section(config.section("slack")), store, client)

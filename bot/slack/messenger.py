@@ -7,6 +7,7 @@ runs periodically and at start.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -32,12 +33,14 @@ def error_code(exc: Exception) -> str:
 
 
 class Messenger:
-    def __init__(self, client, store: SlackStore,
-                 scrub: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
+    def __init__(self, client, store: SlackStore, scrub: Callable[[Any], Any] | None = None,
+                 public_dir: Path | None = None):
         self.client = client
         self.store = store
-        # Applied to every message before it goes out (answers show no server paths).
+        # Applied to every message before it goes out (answers show no server paths), and to
+        # text files (reports) uploaded: their scrubbed copies are kept in ``public_dir``.
         self.scrub = scrub or (lambda message: message)
+        self.public_dir = public_dir
         # Called with (job_id, method, response) when an outbox item finally goes out.
         self.on_delivered: Callable[[str | None, str, Any], None] | None = None
         # What each message (channel, ts) shows now: an update that changes nothing is not
@@ -122,7 +125,7 @@ class Messenger:
 
     def upload(self, channel: str, thread_ts: str | None, files: list[Path],
                comment: str | None = None, job_id: str | None = None) -> bool:
-        files = [Path(f) for f in files if Path(f).is_file()]
+        files = [self._public_file(Path(f)) for f in files if Path(f).is_file()]
         if not files:
             return True
         payload: dict[str, Any] = {
@@ -138,6 +141,24 @@ class Messenger:
             return True
         except (SlackApiError, SlackClientError, OSError):
             return False
+
+    def _public_file(self, path: Path) -> Path:
+        """A text report as it may be shown (scrubbed), or the file itself."""
+        if self.public_dir is None or path.suffix.lower() not in SCRUBBED_FILES \
+                or path.stat().st_size > SCRUB_MAX_BYTES:
+            return path
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return path
+        shown = self.scrub(text)
+        if shown == text:
+            return path
+        key = hashlib.sha256(str(path.resolve()).encode() + shown.encode()).hexdigest()[:16]
+        copy = self.public_dir / key / path.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(shown, encoding="utf-8")
+        return copy
 
     def flush_outbox(self) -> int:
         """Resend what Slack would not take before; returns how many went out."""
@@ -160,6 +181,10 @@ class Messenger:
 
 
 SHOWN_KEPT = 2000
+# Reports shown as files: scrubbed like messages. Scripts (.py) are the member's own code and
+# go as they are.
+SCRUBBED_FILES = {".json", ".txt", ".yaml", ".yml", ".log", ".md", ".csv"}
+SCRUB_MAX_BYTES = 20_000_000
 
 
 def _content(message: dict[str, Any]) -> str:
