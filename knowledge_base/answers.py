@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -13,11 +14,26 @@ from knowledge_base.search import Searcher, clean_query
 from knowledge_base.store import KB
 
 
+# A full dotted name (tf.keras.Model.fit): asked for exactly, so answered exactly or not at all.
+DOTTED_PATH = re.compile(r"(?:tf|tensorflow|keras)(?:\.[A-Za-z_]\w*)+")
+# How a search hit may stand for a dotted name: the name itself, another spelling of it, or
+# its TF1 name's new home. A look-alike (same last part, similar spelling) is a suggestion.
+NAME_MATCHES = ("exact", "alias", "legacy")
+# A misspelt dotted name (tf.nn.softmx) still finds its symbol in `ask` when this close.
+CLOSE_SPELLING = 90
+
+
 class UnknownSymbol(KBError):
-    def __init__(self, name: str, suggestions: list[str]):
+    def __init__(self, name: str, suggestions: list[str], releases: str = "any release"):
         hint = f"; nearest names: {', '.join(suggestions)}" if suggestions else ""
-        super().__init__(f"no TensorFlow symbol {name!r} in any release{hint}")
+        super().__init__(f"no such symbol in TensorFlow {releases}: {name}{hint}")
+        self.name = name
         self.suggestions = suggestions
+        self.releases = releases
+
+    def to_dict(self) -> dict:
+        return {"query": self.name, "match": "none", "releases": self.releases,
+                "suggestions": self.suggestions, "message": str(self)}
 
 
 @dataclass
@@ -105,6 +121,10 @@ class Answers:
                 results[0]["note"] = "; ".join(filter(None, [
                     where + f" (nearest in {self.kb.versions[ord_]} below)",
                     results[0].get("note")]))
+        if absent is None and (not results and DOTTED_PATH.fullmatch(q) or results and
+                               self._not_held(q, results[0]["name"], results[0]["match"], True)):
+            missing = self.unknown(q, results)
+            return {**out, "results": [], **missing.to_dict()}
         if not results:
             out["suggestions"] = self.searcher.nearest_names(q)
             out["message"] = (where if absent is not None else f"no symbol matches {q!r}" + (
@@ -113,11 +133,39 @@ class Answers:
 
     # -- history ----------------------------------------------------------------------------
     def find(self, name: str) -> tuple[dict, str]:
+        """The symbol ``name`` means; a dotted name must be in some release (or be another
+        spelling or the TF1 name of one), else :class:`UnknownSymbol` with the nearest names."""
         q = clean_query(name)
         hit = self.searcher.resolve(q) if q else None
         if hit is None:
-            raise UnknownSymbol(q, self.searcher.nearest_names(q) if q else [])
-        return self.kb.symbol_by_id(hit.id), hit.note
+            raise UnknownSymbol(q, self.searcher.nearest_names(q) if q else [], self.releases)
+        sym = self.kb.symbol_by_id(hit.id)
+        if self._not_held(q, sym["name"], hit.how):
+            raise self.unknown(q, [{"name": sym["name"]}])
+        return sym, hit.note
+
+    @property
+    def releases(self) -> str:
+        return f"{self.kb.versions[0]}–{self.kb.newest}"
+
+    def _not_held(self, q: str, found: str, how: str, close: bool = False) -> bool:
+        """Is ``q`` a dotted name that no release holds, ``found`` being only a look-alike?"""
+        if how in NAME_MATCHES or not DOTTED_PATH.fullmatch(q):
+            return False
+        if close:
+            from rapidfuzz import fuzz
+            return fuzz.ratio(q.lower(), found.lower()) < CLOSE_SPELLING
+        return True
+
+    def unknown(self, q: str, found: list[dict]) -> UnknownSymbol:
+        """The answer for a dotted name no release holds: the closest full names first (what
+        the search found, then names spelt most like the whole path), then same last part."""
+        from rapidfuzz import fuzz, process
+        names = self.searcher.names
+        close = [n for n, _score, _ in process.extract(q, names, scorer=fuzz.ratio, limit=3,
+                                                         score_cutoff=70)]
+        picks = close + [f["name"] for f in found[:1]] + self.searcher.nearest_names(q)
+        return UnknownSymbol(q, list(dict.fromkeys(picks))[:5], self.releases)
 
     def history(self, name: str) -> dict:
         sym, note = self.find(name)

@@ -49,8 +49,10 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
                   + (f". {lg['note']}" if lg["note"] else ""))
     if not data["results"]:
         text = "\n".join(filter(None, [legacy, data["message"]]))
-        if data.get("suggestions"):
+        if data.get("suggestions") and data.get("match") != "none":
             text += "\nnearest names: " + ", ".join(data["suggestions"])
+        if data.get("match") == "none":  # a dotted name no release holds: "not found" is the answer
+            return Reply.error(text, data)
         return Reply(text=text, data=data, ok=True)
     lines = [f"Results for {data['query']!r} (signatures in {data['version']}):", ""]
     if legacy:
@@ -67,7 +69,11 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
          examples=["tfdesk history tf.estimator.Estimator",
                    "tfdesk history tf.keras.layers.experimental.preprocessing.RandomFlip"], permission="read")
 def history(ctx: Context, symbol: str) -> Reply:
-    data = answers(ctx).history(symbol)
+    from knowledge_base.answers import UnknownSymbol
+    try:
+        data = answers(ctx).history(symbol)
+    except UnknownSymbol as missing:
+        return Reply.error(str(missing), missing.to_dict())
     s = data["symbol"]
     lines = []
     if data.get("resolved_from"):

@@ -1,0 +1,60 @@
+""""Not found" is an answer: a dotted name that no release holds is said to be missing, with
+the nearest names as suggestions, instead of being answered with a look-alike."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from knowledge_base.answers import UnknownSymbol
+from knowledge_base.builder import build_kb
+from tests.kbdata import history_releases
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_dotted_name_no_release_holds_is_not_answered_with_a_look_alike(shipped_kb):
+    kb = shipped_kb
+    span = f"{kb.kb.versions[0]}–{kb.kb.newest}"
+    with pytest.raises(UnknownSymbol) as missing:
+        kb.history("tf.nosuch.thing")
+    assert f"no such symbol in TensorFlow {span}: tf.nosuch.thing" in str(missing.value)
+    assert missing.value.to_dict()["match"] == "none" and missing.value.suggestions
+    with pytest.raises(UnknownSymbol) as missing:
+        kb.history("tf.compat.v1.Session.run")  # once answered as tf.Operation.run
+    assert missing.value.suggestions[0] == "tf.compat.v1.Session"
+    out = kb.ask("tf.nosuch.thing")
+    assert out["match"] == "none" and out["results"] == [] and out["suggestions"]
+
+
+def test_other_spellings_legacy_names_and_free_text_are_still_answered(shipped_kb):
+    kb = shipped_kb
+    assert kb.history("tf.Session")["symbol"]["name"] == "tf.compat.v1.Session"  # TF1 name
+    assert kb.history("nn.softmax")["symbol"]["name"] == "tf.nn.softmax"  # not a full path
+    assert kb.ask("tf.nn.softmx")["results"][0]["name"] == "tf.nn.softmax"  # a typo, in ask
+    assert kb.ask("pad a tensor with zeros")["results"][0]["name"] == "tf.pad"
+    with pytest.raises(UnknownSymbol) as missing:
+        kb.history("tf.nn.softmx")  # history names one symbol exactly
+    assert missing.value.suggestions[0] == "tf.nn.softmax"
+
+
+def test_terminal_exits_non_zero_with_suggestions(tmp_path):
+    build_kb(history_releases(), tmp_path / "kb.sqlite")
+    env = {**os.environ, "TFDESK_HOME": str(tmp_path)}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=120)
+    r = cli("history", "tf.nosuch.thing", "--json")
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert data["ok"] is False and data["match"] == "none" and data["suggestions"]
+    r = cli("history", "tf.nosuch.thing")
+    assert r.returncode == 1 and "no such symbol in TensorFlow" in r.stderr
+    assert "nearest names:" in r.stderr
+    r = cli("ask", "tf.nosuch.thing", "--json")
+    assert r.returncode == 1 and json.loads(r.stdout)["match"] == "none"
