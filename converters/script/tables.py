@@ -90,6 +90,10 @@ DATASET_SOURCES = {
     "tf1.data.Dataset.from_tensor_slices", "tf1.data.TFRecordDataset",
 }
 
+# Sources whose length is known when the script runs (in-memory data).
+IN_MEMORY_SOURCES = {"tf.data.Dataset.from_tensor_slices", "tf.data.Dataset.from_tensors",
+                     "tf1.data.Dataset.from_tensor_slices"}
+
 # Saving calls: method names on a model/checkpoint, and functions with the path argument.
 SAVE_METHODS = {"save": ("filepath", 0), "save_weights": ("filepath", 0)}
 SAVE_FUNCTIONS = {

@@ -19,20 +19,20 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
-def _hvd_shard_batches(dataset):
-    # Horovod: each rank takes every size-th batch; when the number of batches is known, the
-    # last ones that would leave ranks with unequal counts are dropped (a rank with one more
-    # step than the others would wait for them forever).
+def _hvd_shard(dataset):
+    # Horovod: each rank reads every size-th element (or batch) of the input. When the input's
+    # length is known, the last few that would leave ranks with unequal counts are dropped: a
+    # rank with one step more than the others would wait for them forever.
     count = int(dataset.cardinality())
     if count > 0:
         dataset = dataset.take(count // hvd.size() * hvd.size())
     return dataset.shard(hvd.size(), hvd.rank())
 
 
-train_ds = _hvd_shard_batches(tf.keras.utils.image_dataset_from_directory("images", batch_size=16, image_size=(32, 32), seed=1337))
-val_ds = _hvd_shard_batches(tf.keras.utils.image_dataset_from_directory(
+train_ds = _hvd_shard(tf.keras.utils.image_dataset_from_directory("images", batch_size=16, image_size=(32, 32), seed=1337))
+val_ds = _hvd_shard(tf.keras.utils.image_dataset_from_directory(
     "images", validation_split=0.2, subset="validation", seed=7, shuffle=True))
-text_ds = _hvd_shard_batches(tf.keras.utils.text_dataset_from_directory("texts", shuffle=False))
+text_ds = _hvd_shard(tf.keras.utils.text_dataset_from_directory("texts", shuffle=False))
 (mnist_train, mnist_test), info = tfds.load("mnist", split=[tfds.even_splits("train", n=hvd.size(), drop_remainder=True)[hvd.rank()], "test"], with_info=True)
 model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), loss="sparse_categorical_crossentropy")

@@ -18,6 +18,16 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
+def _hvd_shard(dataset):
+    # Horovod: each rank reads every size-th element (or batch) of the input. When the input's
+    # length is known, the last few that would leave ranks with unequal counts are dropped: a
+    # rank with one step more than the others would wait for them forever.
+    count = int(dataset.cardinality())
+    if count > 0:
+        dataset = dataset.take(count // hvd.size() * hvd.size())
+    return dataset.shard(hvd.size(), hvd.rank())
+
+
 def _hvd_unsharded(data):
     # Horovod: adapt() must learn from all the data, the same on every rank, as in one process;
     # a dataset sharded by rank is gathered back from every rank first (in rank order).
@@ -59,7 +69,7 @@ class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
         self._done = True
 
 
-ds = tf.data.Dataset.from_tensor_slices((words, labels)).shard(hvd.size(), hvd.rank()).batch(8)
+ds = _hvd_shard(tf.data.Dataset.from_tensor_slices((words, labels))).batch(8)
 lookup = tf.keras.layers.StringLookup()
 lookup.adapt(_hvd_unsharded(ds.map(lambda x, y: x)))
 model = tf.keras.Sequential([lookup, tf.keras.layers.Embedding(20, 4), tf.keras.layers.Dense(1)])

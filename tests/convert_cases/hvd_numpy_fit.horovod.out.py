@@ -19,13 +19,13 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
-def _hvd_shard(data):
+def _hvd_shard_arrays(data):
     # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
     # number of samples, so all ranks run the same number of steps); datasets pass through.
     if isinstance(data, dict):
-        return {key: _hvd_shard(value) for key, value in data.items()}
+        return {key: _hvd_shard_arrays(value) for key, value in data.items()}
     if isinstance(data, (list, tuple)):
-        return type(data)(_hvd_shard(value) for value in data)
+        return type(data)(_hvd_shard_arrays(value) for value in data)
     if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
         return data
     end = len(data) // hvd.size() * hvd.size()
@@ -36,6 +36,6 @@ x_train = np.random.random((100, 4))
 y_train = np.random.random((100, 1))
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), loss="mse")
-model.fit(_hvd_shard(x_train), _hvd_shard(y_train), epochs=2, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
-model.fit(x=_hvd_shard(x_train), y=_hvd_shard(y_train), batch_size=64, validation_split=0.1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(_hvd_shard_arrays(x_train), _hvd_shard_arrays(y_train), epochs=2, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(x=_hvd_shard_arrays(x_train), y=_hvd_shard_arrays(y_train), batch_size=64, validation_split=0.1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
 model.fit(train_dataset, epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

@@ -20,13 +20,13 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
-def _hvd_shard(data):
+def _hvd_shard_arrays(data):
     # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
     # number of samples, so all ranks run the same number of steps); datasets pass through.
     if isinstance(data, dict):
-        return {key: _hvd_shard(value) for key, value in data.items()}
+        return {key: _hvd_shard_arrays(value) for key, value in data.items()}
     if isinstance(data, (list, tuple)):
-        return type(data)(_hvd_shard(value) for value in data)
+        return type(data)(_hvd_shard_arrays(value) for value in data)
     if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
         return data
     end = len(data) // hvd.size() * hvd.size()
@@ -48,4 +48,4 @@ class CustomModel(tf.keras.Model):
 inputs = tf.keras.Input(shape=(4,))
 model = CustomModel(inputs, tf.keras.layers.Dense(1)(inputs))
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.SGD(learning_rate=0.01 * hvd.size())), loss="mse")
-model.fit(_hvd_shard(np.ones((64, 4))), _hvd_shard(np.ones((64, 1))), epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(_hvd_shard_arrays(np.ones((64, 4))), _hvd_shard_arrays(np.ones((64, 1))), epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

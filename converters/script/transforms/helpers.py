@@ -8,23 +8,23 @@ from __future__ import annotations
 HELPERS = {
     "tape_module": None,  # an import only (see imports() below)
     "shard": '''
-def _hvd_shard(data):
+def _hvd_shard_arrays(data):
     # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
     # number of samples, so all ranks run the same number of steps); datasets pass through.
     if isinstance(data, dict):
-        return {{key: _hvd_shard(value) for key, value in data.items()}}
+        return {{key: _hvd_shard_arrays(value) for key, value in data.items()}}
     if isinstance(data, (list, tuple)):
-        return type(data)(_hvd_shard(value) for value in data)
+        return type(data)(_hvd_shard_arrays(value) for value in data)
     if isinstance(data, {tf}.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
         return data
     end = len(data) // {hvd}.size() * {hvd}.size()
     return data[{hvd}.rank():end:{hvd}.size()]
 ''',
-    "shard_batches": '''
-def _hvd_shard_batches(dataset):
-    # Horovod: each rank takes every size-th batch; when the number of batches is known, the
-    # last ones that would leave ranks with unequal counts are dropped (a rank with one more
-    # step than the others would wait for them forever).
+    "shard_dataset": '''
+def _hvd_shard(dataset):
+    # Horovod: each rank reads every size-th element (or batch) of the input. When the input's
+    # length is known, the last few that would leave ranks with unequal counts are dropped: a
+    # rank with one step more than the others would wait for them forever.
     count = int(dataset.cardinality())
     if count > 0:
         dataset = dataset.take(count // {hvd}.size() * {hvd}.size())

@@ -25,14 +25,14 @@ class ShardArrays(RuleTransform):
         batch = find_arg(updated, "batch_size", None)
         if x is None or (y is None and batch is None):
             return updated  # a dataset or generator (no y, no batch_size): sharded where built
-        if "_hvd_shard" in code(x[1].value):
+        if "_hvd_shard_arrays" in code(x[1].value):
             return updated
         self.ctx.helpers.add("shard")
         for found in (x, y, find_arg(updated, "sample_weight", None)):
             if found is not None:
-                updated = replace_arg(updated, found[0], call("_hvd_shard", found[1].value))
+                updated = replace_arg(updated, found[0], call("_hvd_shard_arrays", found[1].value))
         per = code(batch[1].value).strip() if batch else "32 (Keras's default)"
-        self.note(original, f"arrays given to fit() are split by rank (_hvd_shard: every rank "
+        self.note(original, f"arrays given to fit() are split by rank (_hvd_shard_arrays: every rank "
                             f"the same number of samples, datasets pass through); the batch of "
                             f"one worker is {per}, the global batch {self.ctx.size} times that")
         return updated
@@ -60,11 +60,11 @@ class ShardBuilders(RuleTransform):
                       f"the same order and the shards split one order")
         batch = find_arg(updated, "batch_size", None)
         per = code(batch[1].value).strip() if batch else "32 (the default)"
-        self.ctx.helpers.add("shard_batches")
-        self.note(original, f"batches sharded by rank (_hvd_shard_batches: every rank the same "
+        self.ctx.helpers.add("shard_dataset")
+        self.note(original, f"batches sharded by rank (_hvd_shard: every rank the same "
                             f"number of batches): one worker's batch is {per}, the global batch "
                             f"{size} times that{seeded}")
-        return call("_hvd_shard_batches", updated)
+        return call("_hvd_shard", updated)
 
     def _tfds(self, original, updated):
         found = find_arg(updated, "split", 1)

@@ -19,12 +19,20 @@ class ShardDatasets(RuleTransform):
             self.sharded.add(id(f.value))
 
     def leave_Call(self, original, updated):
-        if self.q(updated.func) not in T.DATASET_SOURCES or id(original) in self.sharded:
+        q = self.q(updated.func)
+        if q not in T.DATASET_SOURCES or id(original) in self.sharded:
             return updated
+        if q in T.IN_MEMORY_SOURCES:
+            # Its length is known when the script runs: every rank gets the same count.
+            self.ctx.helpers.add("shard_dataset")
+            self.note(original, "dataset sharded by rank (_hvd_shard: each worker reads 1/size "
+                                "of it, every worker the same number of elements)")
+            return call("_hvd_shard", updated)
         msg = f"dataset sharded with .shard({self.ctx.size}, {self.ctx.hvd}.rank()): each worker reads 1/size of it"
-        if not self.a.has_steps_per_epoch and "keras_fit" in self.a.styles:
-            msg += ("; every worker must run the same number of steps, so keep the dataset size "
-                    "divisible by the number of workers or pass steps_per_epoch")
+        if not self.a.has_steps_per_epoch:
+            msg += ("; its length is not known before it is read, and every worker must run the "
+                    "same number of steps, so keep the number of records divisible by the number "
+                    "of workers or pass steps_per_epoch")
             self.note(original, msg, "warning")
         else:
             self.note(original, msg)
