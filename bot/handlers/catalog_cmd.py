@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.context import Context
+from bot.handlers.catalog_owners import (check_owners, first_owner, model_store,
+                                         not_tfdesk_folder)
 from bot.handlers.pipeline_gate import check_steps
 from bot.permissions import Forbidden, check_owner
 from bot.registry import arg, command, group
@@ -31,7 +33,6 @@ KINDS: dict[str, dict[str, Any]] = {
     "pipelines": {"module": "pipelines", "cols": ["name", "steps", "owner", "project", "tags"],
                   "key": "NAME"},
 }
-VERSIONED = ("models", "components")
 FILTERS = [arg("--project", "-p", help="only entries of this project"),
            arg("--tag", "-t", help="only entries with this tag"),
            arg("--owner", "-o", help="only entries added by this owner"),
@@ -129,38 +130,10 @@ def _make_show(kind: str):
     return handler
 
 
-def _owners(ctx: Context, kind: str, name: str) -> list[str]:
-    """Who owns the entries ``kind delete NAME`` would delete (every version of a bare name)."""
-    from catalog.names import split_ref
-    table = f"catalog_{kind}"
-    if kind in VERSIONED:
-        base, version = split_ref(name, kind[:-1])
-        sql, params = f"SELECT owner FROM {table} WHERE name = ?", [base]
-        if version is not None:
-            sql, params = sql + " AND version = ?", params + [version]
-    else:
-        sql, params = f"SELECT owner FROM {table} WHERE name = ?", [name]
-    return [r[0] for r in db(ctx).execute(sql, params)]
-
-
-def _check_owners(ctx: Context, kind: str, name: str, action: str = "delete") -> None:
-    for owner in _owners(ctx, kind, name):
-        check_owner(ctx.actor, owner, f"{kind[:-1]} {name!r}", action)
-
-
-def _first_owner(ctx: Context, kind: str, name: str) -> None:
-    """A new version of NAME changes what NAME (its latest version) means to everyone using it:
-    only the one who created NAME, or an admin, may add one."""
-    row = db(ctx).execute(f"SELECT owner FROM catalog_{kind} WHERE name = ? ORDER BY version "
-                          "LIMIT 1", (name,)).fetchone()
-    if row is not None:
-        check_owner(ctx.actor, row[0], f"{kind[:-1]} {name!r}", "add a version to")
-
-
 def _make_delete(kind: str):
     def handler(ctx: Context, name: str, force: bool):
         mod = _module(kind)
-        _check_owners(ctx, kind, name)  # --force too: deleting is the owner's or an admin's
+        check_owners(ctx, kind, name)  # --force too: deleting is the owner's or an admin's
         if kind == "models":
             out = mod.delete(db(ctx), name, force=force, store_dir=model_store(ctx))
             text = "deleted " + ", ".join(out["deleted"])
@@ -197,11 +170,6 @@ for _kind, _spec in KINDS.items():
             permission="admin" if _kind == "environments" else "own")(_make_delete(_kind))
 
 
-def model_store(ctx: Context) -> Path:
-    """Where ``models add`` copies models: the only model files the catalog ever deletes."""
-    return ctx.config.home / "catalog" / "models"
-
-
 def _added(kind: str, d: dict) -> Reply:
     return Reply(text=f"added {kind} {d.get('ref') or d['name']}\n" + details(d),
                  data={kind: d})
@@ -236,25 +204,13 @@ def models_add(ctx, name, path, format, tf_version, dataset, parent, in_place, p
                description, tags):
     from catalog import models
     if "://" not in path:
-        _not_tfdesk_folder(ctx, Path(path))
-    _first_owner(ctx, "models", name)
+        not_tfdesk_folder(ctx, Path(path))
+    first_owner(ctx, "models", name)
     d = models.add(db(ctx), name, ctx.owner, artifact_uri=path, format=format,
                    tf_version=tf_version, dataset=dataset, parent=parent,
                    description=description, project=_project(ctx, project), tags=tags,
                    store_dir=model_store(ctx), copy=not in_place)
     return _added("model", d)
-
-
-def _not_tfdesk_folder(ctx: Context, path: Path) -> None:
-    """A model is a file or a model's folder, never one of tfdesk's own folders (or one
-    holding them): registering those would copy, or point the catalog at, everyone's work."""
-    from bot.paths import Areas
-    from catalog.errors import InvalidInput
-    real = path.expanduser().resolve()
-    for own in Areas.of(ctx.config).own_folders():
-        if own.resolve().is_relative_to(real):
-            raise InvalidInput(f"{path} is (or holds) tfdesk's own folder {own.name}/; "
-                               "register a model's file or folder instead")
 
 
 @command("environments add", "register a runtime: a local interpreter or a container image",
@@ -335,7 +291,7 @@ def components_add(ctx, name, kind, param, file, project, description, tags):
         if not isinstance(params, dict):
             raise InvalidInput(f"{file} must hold a YAML mapping of parameters")
     params.update(_params(param))
-    _first_owner(ctx, "components", name)
+    first_owner(ctx, "components", name)
     # Its parameters become a step's: the same gates (no inline code or server paths from Slack).
     check_steps(ctx, {"steps": [{"name": name, "kind": kind, "with": params}]}, {})
     d = components.add(db(ctx), name, kind, ctx.owner, params=params, description=description,
@@ -390,7 +346,7 @@ def pipelines_add(ctx, name, file, replace, project, tags):
     definition = pipelines.parse(text)
     target = definition.get("name") if name == "-" else name
     if replace and target:
-        _check_owners(ctx, "pipelines", target, "replace")
+        check_owners(ctx, "pipelines", target, "replace")
     check_steps(ctx, definition, {}, db(ctx))  # no server paths or inline code from Slack
     d = pipelines.add(db(ctx), None if name == "-" else name, text, ctx.owner,
                       project=_project(ctx, project), tags=tags, replace=replace)
