@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -128,6 +129,8 @@ def calibration_batches(spec: dict, sig_inputs: list[dict], warnings: list[str])
 def run_benchmarks(spec: dict, sig_inputs: list[dict], runners: dict) -> dict:
     cfg = spec.get("bench", {})
     result: dict = {k: [] for k in runners}
+    # How busy the machine was: absolute times on a shared machine mean little without it.
+    result["load_average"] = {"cores": os.cpu_count(), "start": _load()}
     for step, b in enumerate(spec["batches"]):
         feeds = inputs_for(spec, sig_inputs, b, seed=b)
         progress(f"benchmark: {', '.join(runners)} at batch {b}", step, len(spec["batches"]))
@@ -135,7 +138,12 @@ def run_benchmarks(spec: dict, sig_inputs: list[dict], runners: dict) -> dict:
                                              cfg.get("iterations", 50), cfg.get("budget_s", 5.0))
         for key, row in rows.items():
             result[key].append(row)
+    result["load_average"]["end"] = _load()
     return result
+
+
+def _load() -> float | None:
+    return round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None
 
 
 def convert(spec: dict, work: Path, report: dict) -> None:
