@@ -69,9 +69,13 @@ def test_cnn_int8_with_calibration_file(ctx, zoo, tmp_path):
     rng = np.random.default_rng(0)
     np.savez(tmp_path / "calib.npz", image=rng.standard_normal((32, 28, 28, 1)).astype("float32"))
     reply = convert(ctx, zoo / "cnn", "--precision", "int8", "--calibration", tmp_path / "calib.npz")
-    assert reply.ok, reply.text
     r = reply.data
-    assert r["conversion"]["quantized"]["calibration_batches"] == 4
+    # random weights: agreement may fall short of 99 %, but it must be measured and reported
+    assert r["status"] in ("succeeded", "validation_failed"), reply.text
+    assert reply.ok == (r["status"] == "succeeded")
+    # 32 rows: 24 calibrate (3 batches of 8), 8 are held out to measure agreement
+    assert r["conversion"]["quantized"]["calibration_batches"] == 3
+    assert r["validation"]["int8"]["samples"] == 8
     assert r["conversion"]["converted"] == "out/model.int8.onnx"
     assert r["validation"]["tolerance"] == {"atol": 0.1, "rtol": 0.1}
     assert not any("random data" in w for w in r["warnings"])

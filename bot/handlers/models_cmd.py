@@ -98,9 +98,16 @@ def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
         text += "\nartifacts: " + ", ".join(report["artifacts"])
     ok = report.get("status") != "validation_failed"
     if not ok:
-        bad = [f"  {name}: max abs error {o.get('max_abs_error', float('nan')):.3g}, "
-               f"{o.get('mismatched', '?')} of {o.get('total', '?')} values outside tolerance"
-               for name, o in report["validation"]["outputs"].items() if not o["passed"]]
+        val = report["validation"]
+        if val.get("int8"):   # INT8 is judged by agreement on held-out samples
+            q = val["int8"]
+            bad = [f"  {name}: INT8 agrees with TensorFlow on {row['int8']['agreement']:.1%} of "
+                   f"{q['samples']} held-out samples (needs {q['min_agreement']:.0%})"
+                   for name, row in q["outputs"].items() if not row["passed"]]
+        else:
+            bad = [f"  {name}: max abs error {o.get('max_abs_error', float('nan')):.3g}, "
+                   f"{o.get('mismatched', '?')} of {o.get('total', '?')} values outside "
+                   "tolerance" for name, o in val["outputs"].items() if not o["passed"]]
         text = "Validation FAILED: the converted model does not match the original.\n" + \
             "\n".join(bad) + "\n" + text
     return Reply(text=text, data=data, files=files, ok=ok, status=0 if ok else 1)
