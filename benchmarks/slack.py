@@ -11,7 +11,12 @@ signed before the burst and sent raw from a separate process (the load generator
 be the bottleneck, nor share an interpreter with the Slack stand-in); the load average is
 printed because the machine is shared.
 
-    .venv/bin/python benchmarks/slack.py [--n 200] [--concurrency 200] [--idle 200]
+The ask phase sends ``/tf ask`` one at a time and times each from sending the request to its
+answer reaching the Slack stand-in (not only the ack), beside the same search run in-process
+on the same KB (target: end to end p50 under 30 ms, p99 under 100 ms).
+
+    .venv/bin/python benchmarks/slack.py [--n 200] [--concurrency 200] [--idle 200] [--ask 200]
+    .venv/bin/python benchmarks/slack.py --only-ask
 """
 from __future__ import annotations
 
@@ -43,6 +48,63 @@ def free_port() -> int:
 # The abuse phase's idle connections must outlive it: the header deadline is raised so that
 # what is measured is the server holding them, not the deadline closing them.
 SERVE_TOML = "[slack]\nheader_timeout_s = 600\n"
+
+
+ASK_QUERIES = ["tf.nn.softmax", "pad a tensor with zeros", "tf.nn.softmx", "tf.Session",
+               "stop training when validation loss stops improving", "tf.keras.layers.Dense",
+               "tf.keras.Model.fit", "resize images", "tf.data.Dataset.from_tensor_slices",
+               "tf.nosuch.thing"]
+
+
+def _answer(stub: SlackStub, channel: str, timeout: float = 30) -> dict:
+    """The answer posted in ``channel`` (in the channel, or only to the asker for errors)."""
+    deadline = time.monotonic() + timeout
+    with stub._cond:
+        while time.monotonic() < deadline:
+            for c in stub.calls:
+                if c["method"] in ("chat.postMessage", "chat.postEphemeral") and \
+                        c["status"] == 200 and c["args"].get("channel") == channel:
+                    return c
+            stub._cond.wait(0.5)
+    raise SystemExit(f"no answer in {channel} within {timeout} s")
+
+
+def ask_phase(base: str, stub: SlackStub, kb_path: Path, n: int) -> bool:
+    """``/tf ask`` end to end (request sent -> answer posted to the stand-in), sequentially,
+    beside the same searches in this process."""
+    from knowledge_base.answers import Answers
+    answers = Answers.open(kb_path, "http://docs.test/")
+    _ = answers.searcher  # built once, as tfdesk serve builds it before its first request
+    local = []
+    for i in range(max(n, 50)):
+        t = time.perf_counter()
+        answers.ask(ASK_QUERIES[i % len(ASK_QUERIES)])
+        local.append((time.perf_counter() - t) * 1000)
+    ends, acks = [], []
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for i in range(n):
+            channel = f"CASK{i}"
+            body = command_body("ask " + ASK_QUERIES[i % len(ASK_QUERIES)], user="UBENCH",
+                                channel=channel)
+            headers = {"Content-Type": "application/x-www-form-urlencoded", **sign(body)}
+            t = time.monotonic()
+            r = client.post("/slack/events", content=body.encode(), headers=headers)
+            acks.append((time.monotonic() - t) * 1000)
+            if r.status_code != 200:
+                print(f"  ask {i}: ack status {r.status_code}")
+                return False
+            call = _answer(stub, channel)
+            ends.append((call["at"] - t) * 1000)  # the stand-in runs in this process
+    e50, e99, a50 = pct(ends, 50), pct(ends, 99), pct(acks, 50)
+    l50, l99 = pct(local, 50), pct(local, 99)
+    print(f"/tf ask end to end: {n} questions one at a time (answer posted, not only the ack)")
+    print(f"  answer latency p50 {e50:7.1f} ms  p99 {e99:7.1f} ms  max {max(ends):7.1f} ms  "
+          f"(ack p50 {a50:.1f} ms)")
+    print(f"  in-process search p50 {l50:7.2f} ms  p99 {l99:7.2f} ms")
+    print(f"  ratio end to end / in-process  p50 {e50 / l50:5.1f}x  p99 {e99 / l99:5.1f}x")
+    ok = e50 < 30 and e99 < 100
+    print("  PASS" if ok else "  FAIL: target is p50 < 30 ms, p99 < 100 ms end to end")
+    return ok
 
 
 def start_serve(home: Path, stub: SlackStub) -> tuple[subprocess.Popen, str]:
@@ -198,11 +260,18 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=200)
     ap.add_argument("--idle", type=int, default=200, help="idle connections in the abuse "
                     "phase (0 skips it)")
+    ap.add_argument("--ask", type=int, default=200, help="questions in the ask phase (0 skips)")
+    ap.add_argument("--only-ask", action="store_true", help="run only the ask phase")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         stub = SlackStub().start()
+        if args.ask:
+            from knowledge_base.pipeline import load_shipped
+            load_shipped(Path(tmp) / "kb.sqlite")
         proc, base = start_serve(Path(tmp), stub)
         try:
+            if args.only_ask:
+                return 0 if ask_phase(base, stub, Path(tmp) / "kb.sqlite", args.ask or 200) else 1
             host = base.removeprefix("http://")
             health_req = _raw_request("GET", "/healthz", host)
             burst(base, [health_req] * 20, 20)  # warm both sides up
@@ -227,6 +296,7 @@ def main() -> int:
             answered = answered()
             abuse_ok = (abuse_phase(base, stub, args.idle, args.n, args.concurrency)
                         if args.idle else True)
+            ask_ok = ask_phase(base, stub, Path(tmp) / "kb.sqlite", args.ask) if args.ask else True
         finally:
             proc.terminate()
             try:
@@ -248,7 +318,7 @@ def main() -> int:
           f"(lost {lost}); all answered {drained:.1f} s after the burst began")
     ok = p99 < 300 and worst < 3000 and lost == 0 and all(s == 200 for s in statuses)
     print("PASS" if ok else "FAIL: target is p99 < 300 ms, max < 3 s, zero lost replies")
-    return 0 if ok and abuse_ok else 1
+    return 0 if ok and abuse_ok and ask_ok else 1
 
 
 if __name__ == "__main__":
