@@ -180,7 +180,10 @@ def choose(envs: list[dict[str, Any]], needs: Needs, backend: str = "local",
     fits = [e for e in mine if misfit(e, needs.hard()) is None]
     if not fits:
         reasons = "; ".join(f"{e['name']}: {misfit(e, needs.hard())}" for e in mine)
-        hint = (" Add one with 'tfdesk environments add'." if kind == "image" else "")
+        hint = (" Add one with 'tfdesk environments add NAME --image IMAGE --tf VERSION'."
+                if kind == "image" else " 'make runner-env' builds both runtimes tfdesk knows "
+                "(TF 2.15 + Horovod, TF 2.21 + Keras 3); 'tfdesk environments add NAME --python "
+                "PATH' adds another.")
         raise NoRuntime(f"no {'image' if kind == 'image' else 'local'} environment can run "
                             f"this job ({needs.describe()}): {reasons}.{hint}")
     fits = [e for e in fits if misfit(e, needs.soft()) is None] or fits  # preferences
