@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import kubernetes_validate
 import pytest
@@ -15,6 +16,8 @@ from k8s_stub import KubeStub
 from runners.kinds import get_kind
 from runners.kubernetes.schema import validate
 from runners.kubernetes.tf_distribute import BOOT
+
+REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.timeout(120)
 LOOP = """
@@ -201,5 +204,28 @@ def test_jobset_life_cycle(tmp_path, stub):
                                    "convert": "tf-distribute"}, backend="kubernetes")
         assert eng.cancel(job.id).state == "cancelled"
         assert stub.get("jobsets", job.handle["name"]) is None
+    finally:
+        eng.close()
+
+
+def test_pods_run_the_image_of_the_environment_picked(tmp_path):
+    keras3 = (REPO / "tests" / "scripts" / "keras3_loop.py").read_text()
+    envs = [{"name": "k8s-tf215", "kind": "image", "image": "registry.example/tf:2.15.1",
+             "python": "", "tf_version": "2.15.1", "keras_version": "2.15.0",
+             "horovod_version": "", "default": True, "tags": []},
+            {"name": "k8s-tf221", "kind": "image", "image": "registry.example/tf:2.21.0",
+             "python": "", "tf_version": "2.21.0", "keras_version": "3.15.1",
+             "horovod_version": "", "default": False, "tags": []}]
+    eng = make_engine(tmp_path / "home", environments=lambda: envs, kubernetes={"namespace": "ml"})
+    try:
+        plan = eng.dry_run("train", {"script_source": keras3, "workers": 2,
+                                     "convert": "tf-distribute"}, backend="kubernetes")
+        job = plan["manifests"][-1]
+        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/tf:2.21.0"
+        assert plan["text"].startswith("# environment: picked k8s-tf221")
+        plan = eng.dry_run("train", {"script_source": LOOP, "workers": 2,
+                                     "convert": "tf-distribute"}, backend="kubernetes")
+        job = plan["manifests"][-1]
+        assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example/tf:2.15.1"
     finally:
         eng.close()
