@@ -415,3 +415,45 @@ def test_machine_paths_and_long_waits_are_not_for_slack(world):
     project = world.targets("{project}")["project"]
     text, private = world.ask("UCOMP", f"projects use {project} --channel COTHER")
     assert private and "channel you are in" in text
+
+
+def test_the_same_file_shared_by_two_members_stays_each_ones(world):
+    """Sharing someone's Slack file again does not make their upload yours."""
+    f = world.env.stub.add_file("shared.py", SCRIPT.encode())
+    seen = len(world.env.stub.calls)
+    for user, ts in (("UOWNER", "1700000900.000001"), ("UCOMP", "1700000900.000002")):
+        world.env.event({"type": "app_mention", "user": user, "channel": "CSHARE", "ts": ts,
+                         "text": "<@UBOT>", "files": [f]})
+        deadline = time.monotonic() + 60
+        while not any(c["method"] in ("chat.update", "chat.postMessage") and c["status"] == 200
+                      and "shared.py ->" in message_text(c["args"])
+                      for c in world.env.stub.calls[seen:]):
+            assert time.monotonic() < deadline, "the shared script was never converted"
+            time.sleep(0.05)
+        seen = len(world.env.stub.calls)
+    uploads = world.home / "slack" / "uploads"
+    assert json.loads((uploads / f["id"] / "upload.json").read_text())["user"] == "UOWNER"
+    assert json.loads((uploads / f"{f['id']}-UCOMP" / "upload.json").read_text())[
+        "user"] == "UCOMP"
+    text, _ = world.ask("UCOMP", f"convert {f['id']}/shared.py")
+    assert "not a file shared with tfdesk" in text
+    text, _ = world.ask("UCOMP", "convert shared.py")
+    assert "shared.py -> horovod" in text, text
+
+
+@pytest.mark.parametrize("face", ["mention", "direct message"])
+def test_other_faces_pass_the_same_gate(world, face):
+    name = world.targets("{pipeline}")["pipeline"]
+    job = world.job()
+    before = world.snapshot()
+    for n, line in enumerate((f"pipeline run {name}", f"cancel {job}")):
+        ts = f"17000010{n}0.00000{1 if face == 'mention' else 2}"
+        event = {"type": "app_mention", "user": "UNONE", "channel": "CFACE", "ts": ts,
+                 "text": f"<@UBOT> {line}"}
+        if face == "direct message":
+            event.update(type="message", channel_type="im", channel="DFACE", text=line)
+        world.env.event(event)
+        world.env.stub.wait_for("chat.postMessage", lambda c, ts=ts: c["args"].get(
+            "thread_ts") == ts and ("only for configured users" in message_text(c["args"])
+                                    or "belongs to UOWNER" in message_text(c["args"])))
+    assert world.snapshot() == before

@@ -25,6 +25,7 @@ from bot.context import Context
 from bot.dispatch import authorize, run_line
 from bot.dispatch import run as run_command
 from bot.parser import HelpRequested, UsageError, parse
+from bot.paths import Areas
 from bot.registry import COMMANDS
 from bot.reply import Reply
 from bot.services import Services
@@ -222,7 +223,8 @@ class SlackService:
             info = self.file_info(f)
             name = info.get("name") or info.get("title") or f["id"]
             kind = uploads.check_declared(name, info.get("size"), self.model_limit)
-            dest = self.uploads_dir / safe_key(info["id"]) / uploads.safe_name(name)
+            dest = self.uploads_dir / self.upload_key(info["id"], where.user) / \
+                uploads.safe_name(name)
             argv = (_script_argv(dest, uploads.script_target(instruction))
                     if kind.kind == "script" else uploads.model_argv(dest, instruction))
             ctx = self.context(where)
@@ -279,6 +281,13 @@ class SlackService:
                       files=files + [report])
         self._answer(where, shown, status_ts=status_ts,
                      extra=[script_buttons(script.parent.name, target)])
+
+    def upload_key(self, file_id: str, user: str) -> str:
+        """The folder a shared file goes to: its Slack id, unless someone else shared the same
+        file first (an upload belongs to whoever shared it): then the id and the sharer's."""
+        key = safe_key(file_id)
+        owner = Areas.of(self.config).upload_owner(key)
+        return key if owner in (None, user) else safe_key(f"{file_id}-{user}")
 
     def uploaded(self, key: str) -> Path:
         if not UPLOAD_KEY.match(key or ""):
