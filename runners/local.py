@@ -243,6 +243,8 @@ def collect_artifacts(workdir: Path) -> list[dict[str, Any]]:
             rel = entry.relative_to(workdir)
             if rel.parts[0] in skip or (d == workdir and entry.name.startswith("script")):
                 continue
+            if entry.name.startswith("."):  # tools' caches and settings (.horovod, .keras)
+                continue
             if entry.is_symlink():  # the job's links may point at anything of tfdesk's
                 continue
             if entry.is_dir():

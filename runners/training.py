@@ -192,5 +192,18 @@ def _needs(spec: dict):
     return train_needs(spec)
 
 
+def collect(workdir: Path) -> list[dict[str, Any]]:
+    """What the job wrote in its folder, and the models its script saved outside it."""
+    from runners.local import collect_artifacts
+    from runners.saves import outside_models
+    arts = collect_artifacts(workdir)
+    try:
+        source = (Path(workdir) / SCRIPT).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return arts
+    return arts + outside_models(workdir, source)[0]
+
+
 TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,
-                              k8s_manifests=k8s_manifests, describe=describe, needs=_needs))
+                              k8s_manifests=k8s_manifests, describe=describe, needs=_needs,
+                              collect_artifacts=collect))

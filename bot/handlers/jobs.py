@@ -156,7 +156,14 @@ def _job_reply(engine, job_id, judge=False):
             f"{k}={v:.4g}" for k, v in m.items() if k != "epoch") for m in d["metrics"]]
     if d["artifacts"]:
         lines.append("  artifacts:")
-        lines += [f"    {a['path']}  {a['kind']}  {a['size']} bytes" for a in d["artifacts"]]
+        lines += [f"    {a['path']}  {a['kind']}  {a['size']} bytes"
+                  + ("  (saved outside the job's folder)" if a.get("name") == "saved_outside"
+                     else "") for a in d["artifacts"]]
+    if job.kind == "train" and job.state == "succeeded":
+        missing = _no_model(job, d["artifacts"])
+        if missing:
+            lines.append(f"  {missing}")
+            d["model_note"] = missing
     files = []
     if d["metrics"] and Path(job.workdir).is_dir():
         chart = metrics_chart(d["metrics"], Path(job.workdir) / ".tfdesk" / "metrics.png",
@@ -166,6 +173,22 @@ def _job_reply(engine, job_id, judge=False):
     # With judge (train --wait) a job that did not succeed makes the command fail (exit 1).
     ok = job.state == "succeeded" or not judge
     return Reply(text="\n".join(lines), data=d, files=files, ok=ok, status=0 if ok else 1)
+
+
+def _no_model(job, artifacts) -> str:
+    """Say so when a finished training saved no model tfdesk can find."""
+    from runners.saves import MODEL_KINDS, save_targets
+    if any(a["kind"] in MODEL_KINDS for a in artifacts):
+        return ""
+    try:
+        source = (Path(job.workdir) / job.spec.get("script", "script.py")).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        source = ""
+    computed = [t["line"] for t in save_targets(source) if t["path"] is None]
+    if computed:
+        return ("no saved model found in the job's folder; the script saves to a path computed "
+                f"when it runs (line {', '.join(map(str, computed[:3]))}): look there")
+    return "no saved model found: the script saved none in its folder or at a path it names"
 
 
 @command("job", "show one job: spec, state, events, metrics, artifacts",

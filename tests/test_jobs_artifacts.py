@@ -1,0 +1,79 @@
+"""A training job's artifacts: what it made, not the tools' caches; a model saved outside the
+job's folder is reported; a job that saved no model says so."""
+from __future__ import annotations
+
+import pytest
+from jobs_helpers import make_engine, write
+
+from runners.saves import save_targets
+
+SAVES = """
+import os
+os.makedirs(".horovod", exist_ok=True)
+open(".horovod/cache.bin", "wb").write(b"cache")
+os.makedirs(".keras", exist_ok=True)
+open(".keras/keras.json", "w").write("{{}}")
+open("history.csv", "w").write("epoch,loss\\n0,1.0\\n")
+
+class Model:
+    def save(self, path):
+        open(path, "w").write("weights")
+
+model = Model()
+model.save({target!r})
+"""
+
+
+@pytest.fixture
+def home(tmp_path):
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+def test_tool_caches_are_not_artifacts_and_a_model_saved_outside_is(home, tmp_path):
+    outside = tmp_path / "elsewhere" / "model.keras"
+    outside.parent.mkdir()
+    script = write(tmp_path / "train.py", SAVES.format(target=str(outside)))
+    eng = make_engine(home)
+    try:
+        job = eng.wait(eng.submit("train", {"script_path": str(script)}).id, 30)
+        assert job.state == "succeeded", job.reason
+        arts = {a["path"]: a for a in eng.artifacts(job.id)}
+        assert not [p for p in arts if p.startswith((".horovod", ".keras"))], arts
+        assert arts["history.csv"]["kind"] == "metrics"
+        assert arts[str(outside)]["kind"] == "model"
+        assert arts[str(outside)]["name"] == "saved_outside"
+    finally:
+        eng.close()
+
+
+def test_a_job_that_saved_no_model_says_so(home, tmp_path, monkeypatch):
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    script = write(tmp_path / "train.py", "print('trained, saved nothing')\n")
+    monkeypatch.setenv("TFDESK_HOME", str(home))
+    (home / "tfdesk.toml").write_text(f'[runner]\npython = "{__import__("sys").executable}"\n')
+    ctx = Context(load_config())
+    try:
+        _, reply = run_line(ctx, f"train {script} --wait")
+        assert reply.ok, reply.text
+        assert "no saved model found" in reply.text
+    finally:
+        ctx.services.close()
+
+
+def test_save_targets_read_from_the_code():
+    src = """
+import tensorflow as tf
+model.save("/data/m.keras")
+tf.saved_model.save(model, "/data/sm")
+model.save(os.path.join(out, "m.keras"))
+cb = tf.keras.callbacks.ModelCheckpoint(filepath="ckpt/{epoch}.keras")
+np.save("/data/x.npy", arr)
+"""
+    assert save_targets(src) == [{"line": 3, "path": "/data/m.keras"},
+                                 {"line": 4, "path": "/data/sm"},
+                                 {"line": 5, "path": None},
+                                 {"line": 6, "path": "ckpt/{epoch}.keras"}]
