@@ -276,6 +276,28 @@ def _admin_effect(world, name, targets, before, after, text):
         assert len(after["jobs"]) == len(before["jobs"]) + 1
 
 
+# Serve, build or download for minutes: for these the operator's column checks the gate only.
+LONG_RUNNING = {"serve", "site serve", "site build", "kb build", "kb load"}
+OPERATOR_CASES = sorted(set(COMMANDS) - LONG_RUNNING)
+
+
+@pytest.mark.parametrize("name", OPERATOR_CASES)
+def test_operator_matrix(world, name):
+    """The terminal is the machine's operator: every command, on anyone's things."""
+    line_t = SAMPLES[name]
+    targets = world.targets(line_t)
+    targets["upload"] = str(world.uploads["UOWNER"])  # the operator names server paths
+    line = line_t.format(**targets)
+    ctx = Context(world.env.config, services=world.env.runtime.services)
+    before = world.snapshot()
+    _, reply = run_line(ctx, line)
+    after = world.snapshot()
+    assert not any(w in reply.text for w in REFUSED_WORDS), (line, reply.text)
+    if COMMANDS[name].permission == "read":
+        assert after == before, f"{line}: a read command changed something"
+    _admin_effect(world, name, targets, before, after, reply.text)
+
+
 def test_operator_at_the_terminal_may_run_everything(world):
     ctx = Context(world.env.config, services=world.env.runtime.services)
     assert all(authorize(ctx, spec) is None for spec in COMMANDS.values())
