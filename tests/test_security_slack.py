@@ -287,7 +287,7 @@ def test_operator_matrix(world, name):
     line_t = SAMPLES[name]
     targets = world.targets(line_t)
     targets["upload"] = str(world.uploads["UOWNER"])  # the operator names server paths
-    line = line_t.format(**targets)
+    line = line_t.format(**targets).replace(" -o out-", f" -o {world.home.parent}/out-")
     ctx = Context(world.env.config, services=world.env.runtime.services)
     before = world.snapshot()
     _, reply = run_line(ctx, line)
