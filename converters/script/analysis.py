@@ -53,9 +53,10 @@ class Analysis:
     lookup_layers: dict[str, int] = field(default_factory=dict)
     # init = tf.compat.v1.global_variables_initializer(): names of initializer ops.
     initializer_names: set[str] = field(default_factory=set)
+    _q_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        d = asdict(self, dict_factory=lambda items: {k: v for k, v in items if k != "_q_cache"})
         keep = ("styles", "keras", "already_distributed", "distributed_line", "has_training",
                 "evidence", "strategy_class", "train_steps")
         out = {k: d[k] for k in keep}
@@ -63,7 +64,14 @@ class Analysis:
         return out
 
     def q(self, node: cst.BaseExpression) -> str | None:
-        return canonical(qualified(node, self.aliases))
+        # Every rule asks this of the calls it sees, so it is kept per node for the conversion
+        # (the node is kept with it: an id is only unique while its object lives).
+        hit = self._q_cache.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        name = canonical(qualified(node, self.aliases))
+        self._q_cache[id(node)] = (node, name)
+        return name
 
     def not_keras(self, receiver: cst.BaseExpression) -> bool:
         """True when ``receiver.fit()`` / ``.save()`` is surely not Keras (numpy, sklearn...)."""

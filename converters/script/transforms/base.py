@@ -163,8 +163,11 @@ class Combined:
         self._plans: dict = {}
         # The statements being visited, innermost last: Positions generates only those.
         self.stack = [] if stack is None else stack
-        if _HOOKS_TRIVIA.setdefault(self._kinds, any(
-                _hooked(self._kinds, p, t) for t in TRIVIA for p in ("visit", "leave"))):
+        trivia = _HOOKS_TRIVIA.get(self._kinds)
+        if trivia is None:  # worked out once per set of rule classes, not once per conversion
+            trivia = _HOOKS_TRIVIA[self._kinds] = any(
+                _hooked(self._kinds, p, t) for t in TRIVIA for p in ("visit", "leave"))
+        if trivia:
             raise TypeError("a rule hooks whitespace or punctuation nodes, which this "
                             "traversal skips; hook the node that holds them")
 
