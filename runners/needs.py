@@ -60,7 +60,7 @@ def script_needs(source: str, launcher: str, spec: dict | None = None) -> Needs:
 
 def train_launcher(spec: dict, source: str) -> str:
     """The launcher training.prepare will choose, for the needs (same rules)."""
-    from runners.training import detect_target
+    from runners.training import auto_target, detect_target
     convert = spec.get("convert") or "auto"
     workers = int(spec.get("workers") or 1)
     found = detect_target(source)
@@ -68,7 +68,7 @@ def train_launcher(spec: dict, source: str) -> str:
         return convert
     if convert == "none":
         return found or "python"
-    return found or ("horovod" if workers > 1 else "python")
+    return found or (auto_target(source) if workers > 1 else "python")
 
 
 def train_needs(spec: dict) -> Needs:

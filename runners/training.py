@@ -41,6 +41,17 @@ def detect_target(source: str) -> str | None:
     return None
 
 
+def auto_target(source: str) -> str:
+    """What --convert auto makes of a single-process script for several workers: Horovod,
+    unless the script uses Keras 3, whose gradients Horovod does not average; then tf.distribute."""
+    try:
+        from converters.script.analysis import analyze
+        keras = analyze(source).keras
+    except Exception:  # noqa: BLE001 - no converter or unreadable: the conversion says why
+        return "horovod"
+    return "tf-distribute" if keras == "keras3" else "horovod"
+
+
 def detect_tf_version(source: str, launcher: str) -> str | None:
     """The TF version the script needs, for picking a cluster image: an explicit pin in the
     script (``# requires tensorflow==2.15``) wins; Horovod scripts need Horovod's frozen stack."""
@@ -95,9 +106,9 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
     converted_to = None
     report = ""
     if convert == "auto":
-        launcher = found or ("horovod" if workers > 1 else "python")
+        launcher = found or (auto_target(source) if workers > 1 else "python")
         if found is None and workers > 1:
-            (source, report), converted_to = _convert(source, "horovod", name), "horovod"
+            (source, report), converted_to = _convert(source, launcher, name), launcher
     elif convert == "none":
         launcher = found or "python"
         if launcher == "python" and workers > 1:

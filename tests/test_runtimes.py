@@ -272,3 +272,17 @@ def test_adding_a_local_environment_asks_its_interpreter_once(tmp_path, monkeypa
             environments.add(conn, "nopy", "ann", kind="local")
     finally:
         conn.close()
+
+
+def test_auto_conversion_of_a_keras3_script_is_tf_distribute(tmp_path):
+    envs = _envs(tmp_path)
+    eng = make_engine(tmp_path / "home", environments=lambda: envs, follow=False)
+    try:
+        plan = eng.dry_run("train", {"script_source": (SCRIPTS / "keras3_loop.py").read_text(),
+                                     "workers": 2})
+        assert plan["spec"]["converted_to"] == "tf-distribute"
+        assert plan["spec"]["runtime"]["name"] == "runner-tf221"
+        plan = eng.dry_run("train", {"script_source": TFK_FIT, "workers": 2})
+        assert plan["spec"]["converted_to"] == "horovod" and plan["spec"]["runtime"]["name"] == "runner"
+    finally:
+        eng.close()

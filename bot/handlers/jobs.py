@@ -69,7 +69,8 @@ def _progress_subscriber(ctx, job_id):
                arg("--backend", choices=["local", "kubernetes"], default="local"),
                arg("--convert", "--to", dest="convert", default="auto",
                    choices=["auto", "horovod", "tf-distribute", "none"],
-                   help="target for a single-process script (auto: horovod when workers > 1)"),
+                   help="target for a single-process script (auto, with several workers: "
+                   "horovod; tf-distribute for Keras 3 scripts)"),
                arg("--epochs", type=int, help="passed to the script as TFDESK_EPOCHS"),
                arg("--timeout", type=float, help="wall-clock limit in seconds"),
                arg("--tf-version", help="TensorFlow version the script needs (picks the image)"),
