@@ -479,3 +479,16 @@ def test_other_faces_pass_the_same_gate(world, face):
             "thread_ts") == ts and ("only for configured users" in message_text(c["args"])
                                     or "belongs to UOWNER" in message_text(c["args"])))
     assert world.snapshot() == before
+
+
+def test_app_home_shows_no_server_paths(world):
+    job = world.job()
+    store = world.env.runtime.jobs  # the job failed, saying where (as a backend reports it)
+    store.transition(job, "starting")
+    store.transition(job, "failed", reason=f"no such file: {world.jobs_dir}/{job}/data.npz")
+    world.env.event({"type": "app_home_opened", "user": "UOWNER", "channel": "DHOME",
+                     "tab": "home"})
+    view = world.env.stub.wait_for("views.publish",
+                                   lambda c: c["args"].get("user_id") == "UOWNER")[0]["args"]
+    text = message_text(view["view"]) + json.dumps(view["view"])
+    assert job in text and str(world.home) not in text

@@ -347,7 +347,8 @@ class SlackService:
         if "jobs" in COMMANDS:
             _, reply = run_line(self.context(Where(user, user)), ["jobs", "--mine"])
             jobs = reply
-        self.client.views_publish(user_id=user, view=home_view(user, jobs))
+        # Shown like every message: no server paths.
+        self.client.views_publish(user_id=user, view=self.messenger.scrub(home_view(user, jobs)))
 
 
 def _script_argv(script: Path, target: str) -> list[str]:
