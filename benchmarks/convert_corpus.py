@@ -103,6 +103,8 @@ def _two_workers(target: str, script: Path, work: Path, timeout: int, env=None):
             return None, str(e.stdout or "")[-3000:], work / "_shim_weights"
         return proc.returncode == 0, proc.stdout + proc.stderr, work / "_shim_weights"
     procs = run_tf_distribute(script, work, timeout=timeout, env=env)
+    (work / "workers.log").write_text("".join(f"--- worker {i} (exit {p.returncode})\n{p.stdout}\n"
+                                              for i, p in enumerate(procs)))
     if any(p.returncode == -9 for p in procs):
         return None, procs[0].stdout, work / "_shim_weights"
     bad = [p for p in procs if p.returncode != 0]
@@ -144,6 +146,8 @@ def check(path: Path, target: str, work: Path, timeout: int, equivalence: bool,
         script.write_text(result.code)
         probe = {"TFDESK_PROBE_OUT": str(tdir / "run" / "probe")} if combined and equivalence else None
         ok, log, weights = _two_workers(target, script, tdir / "run", timeout, env=probe)
+        if target == "horovod":
+            (tdir / "run" / "workers.log").write_text(log or "")
         if ok is None:
             row.run, row.run_detail = "timeout", f"no result in {timeout} s"
         elif not ok:

@@ -170,10 +170,29 @@ def _patch_layers():
     tf.keras.layers.Layer.__init__ = _layer
 
 
+RANDOM_OPS = ("normal", "uniform", "truncated_normal", "shuffle", "categorical")
+
+
+def _patch_random():
+    """Random numbers drawn in the script itself (GAN noise, label noise): one process and two
+    draw different ones, so the first steps cannot be compared."""
+    def flagged(name, op):
+        def draw(*args, **kwargs):
+            caller = sys._getframe(1).f_code.co_filename
+            if caller == SCRIPT["path"] or "__autograph_generated" in caller:
+                FLAGS.add(f"random numbers drawn in the script (tf.random.{name})")
+            return op(*args, **kwargs)
+        return draw
+
+    for name in RANDOM_OPS:
+        setattr(tf.random, name, flagged(name, getattr(tf.random, name)))
+
+
 def install(script_path: str) -> None:
     """Called by the shim before the script runs (only when the harness asked for the probe)."""
     SCRIPT["path"] = script_path
     tf.keras.utils.set_random_seed(1234)
     _patch_optimizer()
+    _patch_random()
     _patch_data()
     _patch_layers()

@@ -111,9 +111,12 @@ def run(script: str, out: str, argv: list[str]) -> None:
         probe.dump()
     weights = dict(GRAPH_VALUES)
     for i, model in enumerate(MODELS):
+        # Metric state (a loss tracker's total and count) is each worker's own running average
+        # by design, like batch-norm statistics: not part of the trained model.
+        metric_vars = {id(v) for m in getattr(model, "metrics", []) for v in m.variables}
         for j, v in enumerate(model.weights):
-            if not isinstance(v, tf.Variable):
-                continue  # a lookup layer's vocabulary handler (not a variable)
+            if not isinstance(v, tf.Variable) or id(v) in metric_vars:
+                continue  # a lookup layer's vocabulary handler (not a variable), or a metric's
             if "moving_" not in v.name:  # batch-norm statistics are per worker by design
                 weights[f"model{i}/{j}/{v.name}"] = v.numpy()
     for i, est in enumerate(ESTIMATORS):

@@ -49,17 +49,45 @@ def _tfd_batch(data, per_worker):
     return per_worker * {strategy}.num_replicas_in_sync
 ''',
     "tfd_from_chief": '''
-def _tfd_load_weights(model, *args, **kwargs):
-    # tf.distribute: only the chief is sure to have this file (checkpoints go to the real path
-    # on the chief alone): the chief loads it, and every worker takes the chief's values, in one
-    # all-reduce per weight (the others add zeros).
+def _tfd_from_chief(path):
+    # tf.distribute: only the chief is sure to have this file (checkpoints land at the real path
+    # on the chief alone, maybe on another machine). Every worker must still load it (loading
+    # into the strategy's variables is collective): the chief packs the file (or a checkpoint's
+    # files) and every worker unpacks the same bytes, sent by all-reduce; the path to read back.
+    import glob, io, os, tarfile, tempfile
+    import numpy as np
+
+    def total(value):
+        per_replica = {strategy}.run(lambda v: v, args=(value,))
+        return {strategy}.reduce({tf}.distribute.ReduceOp.SUM, per_replica, axis=None)
+
+    payload = b""
     if _is_chief():
-        model.load_weights(*args, **kwargs)
-    for weight in model.weights:
-        local = {tf}.identity(weight) if _is_chief() else {tf}.zeros_like(weight)
-        total = {strategy}.reduce({tf}.distribute.ReduceOp.SUM,
-                                  {strategy}.run(lambda value: value, args=(local,)), axis=None)
-        weight.assign(total)
+        name = str(path)
+        found = [name] if os.path.exists(name) else glob.glob(glob.escape(name) + ".*")
+        index = os.path.join(os.path.dirname(name) or ".", "checkpoint")
+        if os.path.exists(index) and not os.path.exists(name):
+            found.append(index)
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for found_name in found:
+                tar.add(found_name, arcname=os.path.basename(os.path.normpath(found_name)))
+            base = os.path.basename(os.path.normpath(name)).encode()
+            info = tarfile.TarInfo("_tfdesk_name")
+            info.size = len(base)
+            tar.addfile(info, io.BytesIO(base))
+        payload = buffer.getvalue()
+    size = int(total({tf}.constant(len(payload), {tf}.int64)))
+    data = np.zeros(size, np.int32)
+    data[:len(payload)] = np.frombuffer(payload, np.uint8)
+    data = total({tf}.constant(data)).numpy().astype(np.uint8).tobytes()
+    if _is_chief():
+        return path
+    local = tempfile.mkdtemp(prefix="tfdesk-from-chief-")
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(local)
+    with open(os.path.join(local, "_tfdesk_name")) as f:
+        return os.path.join(local, f.read())
 ''',
 }
 

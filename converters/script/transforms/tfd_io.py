@@ -7,7 +7,6 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.findings import Finding
 from converters.script.names import (add_kwarg, call, code, dotted, expr, find_arg, operand,
                                      replace_arg, times)
 from converters.script.transforms.base import RuleTransform, guard
@@ -95,14 +94,14 @@ class ChiefWrites(_ChiefGuarded):
 
 
 class LoadFromChief(_ChiefGuarded):
-    """After training, a file only the chief can be sure to have: weights are loaded by the chief
-    and sent to every worker; a model saved with model.save is read back from each worker's own
-    copy; a model file ModelCheckpoint wrote (on the chief alone) is refused."""
+    """After training, a file only the chief can be sure to have (ModelCheckpoint and saves land
+    at the real path on the chief alone): every worker reads the chief's copy, sent to it by
+    _tfd_from_chief (loading is collective, so every worker must load). A model saved with
+    model.save is read back from each worker's own copy (_chief_path)."""
 
     def __init__(self, ctx, rule_id=""):
         super().__init__(ctx, rule_id)
         self.saved: set[str] = set()        # paths model.save / save_weights wrote
-        self.checkpoints: set[str] = set()  # paths ModelCheckpoint wrote
 
     def visit_Call(self, node):
         spec = save_call(self, node)
@@ -110,50 +109,28 @@ class LoadFromChief(_ChiefGuarded):
             found = find_arg(node, *spec)
             if found is not None:
                 self.saved.add(code(found[1].value).strip())
-        elif self.q(node.func) == "keras.callbacks.ModelCheckpoint":
-            found = find_arg(node, *T.FILE_CALLBACKS["keras.callbacks.ModelCheckpoint"])
-            if found is not None:
-                self.checkpoints.add(code(found[1].value).strip())
 
     def leave_Call(self, original, updated):
         if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "load_weights" \
                 and not self.a.not_keras(updated.func.value):
-            return self._load_weights(original, updated)
-        q = self.q(updated.func)
-        if q not in T.LOAD_FUNCTIONS or self.guarded:
+            found = find_arg(updated, "filepath", 0)
+        elif self.q(updated.func) in T.LOAD_FUNCTIONS:
+            found = find_arg(updated, *T.LOAD_FUNCTIONS[self.q(updated.func)])
+        else:
             return updated
-        found = find_arg(updated, *T.LOAD_FUNCTIONS[q])
-        if found is None:
+        if found is None or self.guarded or not self.after_training(original):
             return updated
         path = code(found[1].value).strip()
-        if path in self.checkpoints:
-            line = self.ctx.positions.get(original, (0, 0))[0]
-            self.findings.append(Finding(
-                self.rule_id, line, 1, "error",
-                f"{dotted(updated.func)}({path}) reads a model file that ModelCheckpoint writes on "
-                f"the chief alone (the other workers may be on other machines): load the weights "
-                f"into the trained model instead (model.load_weights({path}), which tfdesk "
-                f"shares from the chief), or keep the file on a shared file system and convert "
-                f"with --force"))
+        if "_tfd_from_chief" in path or "_chief_path" in path:
             return updated
-        if path in self.saved and "_chief_path" not in path:
+        if path in self.saved:
             self.note(original, f"every worker reads back its own copy of {path} "
                                 "(_chief_path: the chief's is the real file)")
             return replace_arg(updated, found[0], call("_chief_path", found[1].value))
-        return updated
-
-    def _load_weights(self, original, updated):
-        """model.load_weights(path, ...) -> _tfd_load_weights(model, path, ...)."""
-        if self.guarded or not self.after_training(original):
-            return updated
-        model = code(updated.func.value).strip()
         self.ctx.helpers.add("tfd_from_chief")
-        self.note(original, f"{model}.load_weights(...) after training: the file is the chief's "
-                            f"(checkpoints land at the real path on the chief alone); the chief "
-                            f"loads it and every worker takes its weights (_tfd_load_weights)")
-        first = cst.Arg(value=updated.func.value,
-                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        return updated.with_changes(func=cst.Name("_tfd_load_weights"), args=[first, *updated.args])
+        self.note(original, f"{path} is read after training: every worker reads the chief's copy "
+                            "(_tfd_from_chief sends it; files written during training are the chief's)")
+        return replace_arg(updated, found[0], call("_tfd_from_chief", found[1].value))
 
 
 # Dataset methods: a name assigned from a chain ending in one of them holds a dataset.
