@@ -23,6 +23,7 @@ The runner environment (.venv-runner: TF 2.15 + Horovod) must be built (make run
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import shutil
 import subprocess
@@ -167,8 +168,30 @@ def check(path: Path, target: str, work: Path, timeout: int, equivalence: bool,
     return row
 
 
+def _random_in_step(source: str) -> int | None:
+    """Line of a random draw (tf.random.*, np.random.*...) in a function that opens a
+    GradientTape (a GAN's noise): one process and two workers draw different numbers for their
+    step, so the first steps cannot be compared, only agreement checked."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = [(c.lineno, ast.unparse(c.func)) for c in ast.walk(fn) if isinstance(c, ast.Call)]
+        if any(name.endswith("GradientTape") for _, name in names):
+            for line, name in names:
+                if ".random." in f".{name}":
+                    return line
+    return None
+
+
 def _equivalence(original: Path, target: str, converted: Path, tdir: Path, timeout: int,
                  references: dict, probed: Path | None = None) -> tuple[str, str]:
+    line = _random_in_step(original.read_text(errors="replace"))
+    if line is not None:
+        return "not comparable", f"random numbers drawn in the training step (line {line})"
     if "num_replicas_in_sync" in original.read_text(errors="replace"):
         # The original sizes its batch from its own strategy (MirroredStrategy): in one process
         # it has one replica, so "the same script with twice the batch" is not its single-process
