@@ -16,9 +16,9 @@ from bot.paths import Areas, PathRefused, outside_job_folders, readable, writabl
 from bot.permissions import refusal
 from bot.registry import COMMANDS, CommandSpec, path_args
 from bot.reply import Reply
+from core.vocabulary import ACTIVE
 
 log = logging.getLogger(__name__)
-ACTIVE = ("queued", "starting", "running")
 
 
 def authorize(ctx: Context, spec: CommandSpec | None, name: str = "") -> str | None:

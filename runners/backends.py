@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.vocabulary import BACKENDS  # noqa: F401
+
 # (event type, message, data): "info" or "warning" lines for the job's history.
 Note = tuple[str, str, dict]
 
@@ -50,4 +52,3 @@ def backend_class(name: str):
     raise KeyError(name)
 
 
-BACKENDS = ("local", "kubernetes")

@@ -5,20 +5,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-QUEUED, STARTING, RUNNING = "queued", "starting", "running"
-SUCCEEDED, FAILED, CANCELLED, LOST = "succeeded", "failed", "cancelled", "lost"
-STATES = (QUEUED, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED, LOST)
-ACTIVE = (QUEUED, STARTING, RUNNING)
-TERMINAL = (SUCCEEDED, FAILED, CANCELLED, LOST)
-
-# The state machine as data: state -> states it may move to. "starting" is the short window
-# between an engine claiming a queued job and its process (or cluster object) existing.
-TRANSITIONS: dict[str, tuple[str, ...]] = {
-    QUEUED: (STARTING, CANCELLED, FAILED),
-    STARTING: (RUNNING, FAILED, CANCELLED, LOST),
-    RUNNING: (SUCCEEDED, FAILED, CANCELLED, LOST),
-    SUCCEEDED: (), FAILED: (), CANCELLED: (), LOST: (),
-}
+# The states and their state machine are tfdesk's vocabulary, defined once.
+from core.vocabulary import (ACTIVE, CANCELLED, FAILED, LOST, QUEUED, RUNNING,  # noqa: F401
+                             STARTING, STATES, SUCCEEDED, TERMINAL, TRANSITIONS)
 
 
 class JobError(Exception):

@@ -9,11 +9,10 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from core.vocabulary import CONVERT_CHOICES, SCRIPT_TARGETS as TARGETS  # noqa: F401
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
 from runners.models import JobError
 
-TARGETS = ("horovod", "tf-distribute")
-CONVERT_CHOICES = ("auto", "horovod", "tf-distribute", "none")
 # Strategies that train on one machine in one process: a script using one is not yet
 # multi-worker (the converter makes it so, or says why not).
 SINGLE_MACHINE_STRATEGIES = ("tf.distribute.MirroredStrategy",)

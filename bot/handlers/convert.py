@@ -5,10 +5,10 @@ import os
 import tempfile
 from pathlib import Path
 
-# The converter (LibCST) is imported when a conversion runs, not when tfdesk starts.
-TARGETS = ("horovod", "tf-distribute")  # = converters.script.TARGETS (a test checks)
 from bot.registry import arg, command
 from bot.reply import Reply
+# The converter (LibCST) is imported when a conversion runs, not when tfdesk starts.
+from core.vocabulary import SCRIPT_TARGETS as TARGETS
 
 
 def _write(out: Path, code: str) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 from bot.permissions import check_owner
 from bot.registry import arg, command
 from bot.reply import Reply
+from core.vocabulary import (ACTIVE, BACKENDS, CONVERT_CHOICES, STATES,
+                             TERMINAL_ICONS as STATE_ICON)
 
-STATE_ICON = {"queued": "…", "starting": "▸", "running": "▶", "succeeded": "✓", "failed": "✗",
-              "cancelled": "⊘", "lost": "?"}
 
 
 def make_engine(config, follow_runs: bool = False):
@@ -66,9 +66,9 @@ def _progress_subscriber(ctx, job_id):
          args=[arg("script", help="the training script (.py)", path=True),
                arg("--workers", type=int, default=1, help="processes / pods (default 1)"),
                arg("--gpus-per-worker", type=int, default=0, help="GPUs per worker (Kubernetes)"),
-               arg("--backend", choices=["local", "kubernetes"], default="local"),
+               arg("--backend", choices=list(BACKENDS), default="local"),
                arg("--convert", "--to", dest="convert", default="auto",
-                   choices=["auto", "horovod", "tf-distribute", "none"],
+                   choices=list(CONVERT_CHOICES),
                    help="target for a single-process script (auto, with several workers: "
                    "horovod; tf-distribute for Keras 3 scripts)"),
                arg("--epochs", type=int, help="passed to the script as TFDESK_EPOCHS"),
@@ -118,13 +118,11 @@ def _with_findings(spec: dict, text: str, comment: bool = False) -> str:
 
 
 @command("jobs", "list jobs (recent ones; --all for every job)",
-         args=[arg("--state", choices=["queued", "starting", "running", "succeeded", "failed",
-                                       "cancelled", "lost", "active"]),
+         args=[arg("--state", choices=[*STATES, "active"]),
                arg("--mine", action="store_true", help="only jobs you started"),
                arg("--all", action="store_true", help="every job, not only the last 20")],
          examples=["tfdesk jobs", "tfdesk jobs --state running --mine"], permission="read")
 def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
-    from runners.models import ACTIVE
     engine = get_engine(ctx)
     states = list(ACTIVE) if state == "active" else [state] if state else None
     found = engine.list(states=states, owner=ctx.owner if mine else None, limit=None if all else 20)

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from bot.registry import arg, command
 from bot.reply import Reply
+from core.vocabulary import MODEL_TARGETS
 
 # The job kinds convert-model and infer register themselves when the engine first looks a
 # kind up (runners.kinds._load_builtin), so nothing heavy is imported at start-up here.
 
-TARGETS = ["onnx", "tensorrt", "tf-trt"]
+TARGETS = list(MODEL_TARGETS)
 PRECISIONS = ["fp32", "fp16", "int8"]
 MODES = {"convert-model": "convert", "infer": "infer", "evaluate": "evaluate"}  # job kind -> worker mode
 

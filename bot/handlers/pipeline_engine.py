@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from catalog.executor import StepOutcome
+from core.vocabulary import TERMINAL
 
 log = logging.getLogger(__name__)
-TERMINAL = ("succeeded", "failed", "cancelled", "lost")
 # Spec keys that are the catalog's context, not the job's input: they travel as job labels.
 LABEL_KEYS = ("pipeline_run", "step", "project", "register", "dataset")
 # Which artifact is a step's "model" output, best first: the validated conversion, a

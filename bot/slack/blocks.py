@@ -10,13 +10,12 @@ import json
 from typing import Any, Iterable
 
 from bot.reply import Reply
+from core.vocabulary import ACTIVE as RUNNING_STATES
 
 SECTION_LIMIT = 2900      # under Slack's 3,000 so the ``` fences fit
 MAX_BLOCKS = 45           # under Slack's 50, leaving room for buttons and context
 FALLBACK_LIMIT = 300      # notification text
 DIFF_EXCERPT_LINES = 40
-
-RUNNING_STATES = {"queued", "starting", "running"}
 
 
 def escape(text: str) -> str:

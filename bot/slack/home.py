@@ -5,11 +5,9 @@ from typing import Any
 
 from bot.reply import Reply
 from bot.slack import blocks as bk
+from core.vocabulary import SLACK_ICONS as STATE_ICONS
 
 MAX_JOBS = 15
-STATE_ICONS = {"queued": ":double_vertical_bar:", "running": ":arrows_counterclockwise:",
-               "succeeded": ":white_check_mark:", "failed": ":x:",
-               "cancelled": ":no_entry_sign:", "lost": ":grey_question:"}
 
 
 def _job_rows(data: Any) -> list[dict[str, Any]] | None:

@@ -18,13 +18,10 @@ from bot.slack import blocks as bk
 from bot.slack.messenger import Messenger
 from bot.slack.results import job_result
 from bot.slack.store import SlackStore
+from core.vocabulary import ACTIVE, SLACK_ICONS as ICONS, TERMINAL
 
 log = logging.getLogger(__name__)
 
-TERMINAL = {"succeeded", "failed", "cancelled", "lost"}
-ICONS = {"queued": ":double_vertical_bar:", "starting": ":hourglass_flowing_sand:",
-         "running": ":arrows_counterclockwise:", "succeeded": ":white_check_mark:",
-         "failed": ":x:", "cancelled": ":no_entry_sign:", "lost": ":grey_question:"}
 
 
 def _fmt(value: Any) -> str:
@@ -222,7 +219,7 @@ class JobPublisher:
         """Jobs that report to Slack but no command answer named them (a pipeline step, a job
         started by another process): give them a status message in their thread."""
         now = time.time()
-        for job in self.jobs.list(states=("queued", "starting", "running")):
+        for job in self.jobs.list(states=ACTIVE):
             to = job.reply_to or {}
             if (to.get("kind") == "slack" and to.get("channel") and now - job.created_at
                     >= min_age_s and self.store.job_message(job.id) is None

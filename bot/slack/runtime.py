@@ -12,10 +12,10 @@ from bot.slack.app import SlackBot, build
 from bot.slack.progress import JobPublisher
 from bot.slack.server import (DEFAULT_BIND, Limits, make_server, serve_socket_mode,
                               socket_mode_handler)
+from core.vocabulary import ACTIVE
 
 log = logging.getLogger(__name__)
 
-ACTIVE = ("queued", "starting", "running")
 
 
 class Runtime:

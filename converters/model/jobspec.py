@@ -19,10 +19,10 @@ from typing import Any, Callable
 
 from converters.model import benchmark, intake, tensorrt, validate
 from converters.model.errors import BadInput, BadOption, RunnerMissing
+from core.vocabulary import MODEL_TARGETS as TARGETS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SPEC_FILE = "spec.json"
-TARGETS = ("onnx", "tensorrt", "tf-trt")
 PRECISIONS = ("fp32", "fp16", "int8")
 
 

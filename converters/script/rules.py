@@ -24,8 +24,8 @@ from converters.script.transforms.tf1 import FeedDictData, SessionBroadcast, TF1
 from converters.script.transforms.tfd_io import ChiefWrites, LoadFromChief, WorkerBatches
 from converters.script.transforms.tfd_steps import EvalStepLoss, InlineSteps, TrainStepLoss
 from converters.script.transforms.tfd_strategy import MultiWorkerStrategy
+from core.vocabulary import SCRIPT_TARGETS as TARGETS
 
-TARGETS = ("horovod", "tf-distribute")
 ALL = frozenset({"keras_fit", "custom_loop", "tf1_session", "estimator"})
 # Not a style of its own: a fit() whose model overrides train_step with a GradientTape.
 TRAIN_STEP = "train_step"
