@@ -352,7 +352,11 @@ class _Visitor(ast.NodeVisitor):
                 # optimizer.apply(grads, variables): a Keras 3 training step
                 self.a.keras3_evidence.append((node.lineno, f"optimizer.{attr}"))
                 self.a.keras = "keras3"
-                self.style("custom_loop", node, training=True)
+                model = self.in_train_step()
+                if model:  # a Keras 3 train_step: fit() trains, not a loop of the script's own
+                    self.a.train_steps.setdefault(model, node.lineno)
+                else:
+                    self.style("custom_loop", node, training=True)
             elif attr == "minimize" and ("tf1_session" in self.a.styles or "estimator" in self.a.styles
                                          or (isinstance(func.value, ast.Call)
                                              and self.q(func.value.func) in T.TF1_OPTIMIZERS)):
