@@ -44,10 +44,10 @@ def _tfd_from_chief(path):
 
     payload = b""
     if _is_chief():
-        name = str(path)
-        found = [name] if os.path.exists(name) else glob.glob(glob.escape(name) + ".*")
+        name = "" if path is None else str(path)  # latest_checkpoint() found none: None for all
+        found = [] if not name else [name] if os.path.exists(name) else glob.glob(glob.escape(name) + ".*")
         index = os.path.join(os.path.dirname(name) or ".", "checkpoint")
-        if os.path.exists(index) and not os.path.exists(name):
+        if name and os.path.exists(index) and not os.path.exists(name):
             found.append(index)
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -68,7 +68,8 @@ def _tfd_from_chief(path):
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         tar.extractall(local)
     with open(os.path.join(local, "_tfdesk_name")) as f:
-        return os.path.join(local, f.read())
+        name = f.read()
+    return os.path.join(local, name) if name else None
 
 
 if _is_chief():

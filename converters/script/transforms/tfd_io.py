@@ -114,6 +114,9 @@ class LoadFromChief(_ChiefGuarded):
         if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "load_weights" \
                 and not self.a.not_keras(updated.func.value):
             found = find_arg(updated, "filepath", 0)
+        elif isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "restore" \
+                and "tf.train.Checkpoint" in self.a.assigned_from.get(dotted(updated.func.value) or "", []):
+            found = find_arg(updated, "save_path", 0)  # a tf.train.Checkpoint restored after training
         elif self.q(updated.func) in T.LOAD_FUNCTIONS:
             found = find_arg(updated, *T.LOAD_FUNCTIONS[self.q(updated.func)])
         else:
