@@ -53,3 +53,5 @@ model.load_weights(_hvd_from_rank0(path_checkpoint))
 if hvd.rank() == 0:
     model.save("final.keras")
 restored = tf.keras.models.load_model(_hvd_from_rank0("final.keras"))
+MODEL_PATH = "final.keras"
+again = tf.keras.models.load_model(_hvd_from_rank0(MODEL_PATH))

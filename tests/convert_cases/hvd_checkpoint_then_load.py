@@ -9,3 +9,5 @@ model.fit(dataset, validation_data=val_dataset, epochs=3, callbacks=[checkpoint]
 model.load_weights(path_checkpoint)
 model.save("final.keras")
 restored = tf.keras.models.load_model("final.keras")
+MODEL_PATH = "final.keras"
+again = tf.keras.models.load_model(MODEL_PATH)

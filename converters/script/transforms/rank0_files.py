@@ -70,6 +70,19 @@ class ReadFromRank0(Rank0Guarded):
     def __init__(self, ctx, rule_id=""):
         super().__init__(ctx, rule_id)
         self.written: set[str] = set()
+        self.constants: dict[str, str] = {}  # PATH = "best.h5": the name stands for the text
+
+    def visit_Assign(self, node):
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            name = node.targets[0].target.value
+            if isinstance(node.value, cst.SimpleString):
+                self.constants[name] = node.value.value
+            else:
+                self.constants.pop(name, None)
+
+    def _key(self, value) -> str:
+        text = code(value).strip()
+        return self.constants.get(text, text)
 
     def leave_Call(self, original, updated):
         spec = save_call(self, original)
@@ -78,13 +91,13 @@ class ReadFromRank0(Rank0Guarded):
         if spec is not None:
             found = find_arg(original, *spec)
             if found is not None:
-                self.written.add(code(found[1].value).strip())
+                self.written.add(self._key(found[1].value))
             return updated
         found = _load_path(self, updated)
         if found is None or self.guarded:
             return updated
         path = code(found[1].value).strip()
-        if path not in self.written or "_hvd_from_rank0" in path:
+        if self._key(found[1].value) not in self.written or "_hvd_from_rank0" in path:
             return updated
         self.ctx.helpers.add("from_rank0")
         self.note(original, f"{path} was written by rank 0 only: every rank reads rank 0's copy "
