@@ -23,7 +23,7 @@ from converters.script.transforms.sharding import ShardDatasets
 from converters.script.transforms.tf1 import FeedDictData, SessionBroadcast, TF1Hooks
 from converters.script.transforms.tfd_io import ChiefWrites, LoadFromChief, WorkerBatches
 from converters.script.transforms.tfd_steps import EvalStepLoss, InlineSteps, TrainStepLoss
-from converters.script.transforms.tfd_strategy import MultiWorkerStrategy
+from converters.script.transforms.tfd_strategy import MultiWorkerStrategy, OwnStrategy
 from core.vocabulary import SCRIPT_TARGETS as TARGETS
 
 ALL = frozenset({"keras_fit", "custom_loop", "tf1_session", "estimator"})
@@ -85,6 +85,8 @@ RULES: list[Rule] = [
     # module-level setup goes last: it runs when the whole module is left
     _r("HVD001", "horovod", ALL, HorovodSetup, "import Horovod, hvd.init(), one GPU per local rank"),
     # --- tf.distribute.MultiWorkerMirroredStrategy ---------------------------------------
+    _r("TFD004", "tf-distribute", {"keras_fit", "custom_loop"}, OwnStrategy,
+       "a strategy picked through a helper (distribute_utils) refused: it would be a second one"),
     _r("TFD005", "tf-distribute", {MIRRORED}, MultiWorkerStrategy,
        "MirroredStrategy (one machine) -> the MultiWorkerMirroredStrategy created at start"),
     _r("TFD012", "tf-distribute", {"keras_fit", "custom_loop"}, NoXLAForStrategy,

@@ -3,7 +3,7 @@ sized from num_replicas_in_sync, ModelCheckpoint writing weights every epoch, th
 checkpoint loaded back and evaluated.
 
 Pattern from tensorflow/docs site/en/tutorials/distribute/keras.ipynb
-(commit f140399159270636d4924fb3796624c5ec306d6e; its tfds.load('mnist') swapped for synthetic
+(commit 02b796f30713c373d7a3df6736d7b9340445a506; its tfds.load('mnist') swapped for synthetic
 arrays).
 """
 import os
