@@ -1,9 +1,10 @@
 """The analysis pass: what kind of training script this is, before anything is rewritten."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import ast
+import copy
 
 import libcst as cst
 
@@ -56,10 +57,10 @@ class Analysis:
     _q_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        d = asdict(self, dict_factory=lambda items: {k: v for k, v in items if k != "_q_cache"})
         keep = ("styles", "keras", "already_distributed", "distributed_line", "has_training",
                 "evidence", "strategy_class", "train_steps")
-        out = {k: d[k] for k in keep}
+        # Copied field by field: asdict() would deep-copy every field, syntax nodes included.
+        out = {k: copy.deepcopy(getattr(self, k)) for k in keep}
         out["keras3_evidence"] = [{"line": ln, "api": api} for ln, api in self.keras3_evidence]
         return out
 
