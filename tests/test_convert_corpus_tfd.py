@@ -20,6 +20,7 @@ CONVERTS = {
     "summary_writer_rmtree.py": {"TFD031"},
     "image_dir_classifier.py": {"TFD023"},
     "xla_jit_train_step.py": {"TFD012"},
+    "vendor_nested_steps.py": {"TFD051", "TFD030"},
 }
 REFUSED = {"eager_inline_loop.py": "TFD053"}
 

@@ -183,7 +183,7 @@ class DistributeSteps(RuleTransform):
             for func in nodes_of(self.ctx.positions.module, cst.FunctionDef):
                 if func.name.value in found or func.name.value in self.a.builders:
                     continue
-                for c in nodes_of(func, cst.Call):
+                for c in nodes_of(func, cst.Call, (cst.FunctionDef,)):  # its own body only
                     target = c.func.value if isinstance(c.func, cst.Attribute) \
                         and c.func.attr.value == "update_state" else c.func
                     if dotted(target) in self.a.metric_names:
