@@ -4,7 +4,7 @@ with tf.summary.create_file_writer and dumps a PNG of its predictions each epoch
 Pattern from tensorflow/tensorboard docs/get_started.ipynb (commit
 01555c4b1b92a14c5bd189d02de7555deffd261c: clears ./logs/, then tf.summary.create_file_writer in a
 GradientTape loop with a default-reduction loss object) and tensorflow/docs
-site/en/tutorials/generative/dcgan.ipynb (commit 945a448704b25a0897ed24abd45ab4d0b0d6f3c2:
+site/en/tutorials/generative/dcgan.ipynb (commit 023b91c89dc06b3c6462d8426cc655acd452282e:
 generate_and_save_images every epoch); rewritten with synthetic data.
 """
 import os

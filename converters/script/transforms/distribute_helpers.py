@@ -90,6 +90,25 @@ def _tfd_from_chief(path):
         name = f.read()
     return os.path.join(local, name) if name else None
 ''',
+    "tfd_predict": '''
+def _tfd_predict(model, x, batch_size=None, verbose="auto", steps=None, **kwargs):
+    # tf.distribute: predict() splits its input across the workers (a single example leaves the
+    # others an empty batch, which fails); each worker predicts all of it by itself, in batches,
+    # as the one process did.
+    import numpy as np
+    if isinstance(x, {tf}.data.Dataset):
+        batches = x.take(steps) if steps else x
+    else:
+        size = batch_size or 32
+        count = len({tf}.nest.flatten(x)[0])
+        batches = ({tf}.nest.map_structure(lambda a: a[i:i + size], x) for i in range(0, count, size))
+    outputs = []
+    for batch in batches:
+        if isinstance(batch, tuple) and isinstance(x, {tf}.data.Dataset):
+            batch = batch[0]  # (inputs, targets[, weights])
+        outputs.append(model(batch, training=False))
+    return {tf}.nest.map_structure(lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *outputs)
+''',
 }
 
 

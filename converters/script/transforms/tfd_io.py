@@ -136,6 +136,27 @@ class LoadFromChief(_ChiefGuarded):
         return replace_arg(updated, found[0], call("_tfd_from_chief", found[1].value))
 
 
+class LocalPredict(_ChiefGuarded):
+    """model.predict(...) after training: every worker predicts all of it by itself
+    (_tfd_predict); the strategy would split it, and a single example leaves the other workers
+    an empty batch, which fails."""
+
+    def leave_Call(self, original, updated):
+        if not (isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "predict"
+                and updated.args and not self.a.not_keras(updated.func.value)):
+            return updated
+        if not self.after_training(original):
+            return updated
+        self.ctx.helpers.add("tfd_predict")
+        model = code(updated.func.value).strip()
+        self.note(original, f"{model}.predict(...) after training: each worker predicts all of its "
+                            "input by itself (_tfd_predict; the strategy would split it across workers, "
+                            "and one example leaves the others an empty batch, which fails)")
+        first = cst.Arg(value=updated.func.value,
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        return updated.with_changes(func=cst.Name("_tfd_predict"), args=[first, *updated.args])
+
+
 # Dataset methods: a name assigned from a chain ending in one of them holds a dataset.
 DATASET_METHODS = {"batch", "padded_batch", "prefetch", "shuffle", "map", "cache", "repeat",
                    "take", "skip", "filter", "unbatch", "rebatch", "with_options", "apply"}
