@@ -1,4 +1,5 @@
-"""The catalog's tables in the state SQLite database: schema, connection, transactions.
+"""The catalog's tables in the state SQLite database: schema and its migrations (opened, with
+transactions, by core/statedb.py like every part's tables).
 
 The state database is shared with the job engine and the Slack dedupe table, so every catalog
 table is prefixed ``catalog_`` and the schema version lives in ``catalog_meta`` (not in
@@ -8,9 +9,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from contextlib import contextmanager
-from itertools import count
 from pathlib import Path
+
+from core import statedb
 
 SCHEMA_VERSION = 2
 
@@ -162,28 +163,13 @@ CREATE INDEX IF NOT EXISTS catalog_tags_item ON catalog_tags(kind, item_id);
 """
 
 
+# Lists probe rows all over a 100k-row table; the default 2 MB page cache thrashes.
+PRAGMAS = ("cache_size=-65536", "mmap_size=268435456")
+
+
 def open_db(path: str | Path) -> sqlite3.Connection:
     """Open (and create or upgrade) the catalog tables in the state database at ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # isolation_level=None: we issue BEGIN/COMMIT ourselves (see transaction()).
-    conn = sqlite3.connect(str(path), isolation_level=None, timeout=30,
-                           check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    # Lists probe rows all over a 100k-row table; the default 2 MB page cache thrashes.
-    conn.execute("PRAGMA cache_size=-65536")
-    conn.execute("PRAGMA mmap_size=268435456")
-    with transaction(conn):
-        for stmt in SCHEMA.split(";"):
-            if stmt.strip():
-                conn.execute(stmt)
-        _migrate(conn)
-        conn.execute("INSERT OR REPLACE INTO catalog_meta VALUES ('schema_version', ?)",
-                     (str(SCHEMA_VERSION),))
-    return conn
+    return statedb.open_state(path, MIGRATIONS, shared=True, pragmas=PRAGMAS)
 
 
 # Tables whose name and description `--search` looks in. Each gets an FTS5 index with the
@@ -213,6 +199,18 @@ def _fts_statements(table: str) -> list[str]:
     ]
 
 
+# The catalog tables' migrations, by name, in order (core/statedb.py applies each once).
+MIGRATIONS = statedb.Migrations("catalog")
+MIGRATIONS(name="0001-tables")(statedb.create(SCHEMA))
+
+
+@MIGRATIONS(name="0002-run-driver-and-search-indexes")
+def _run_driver_and_search(db) -> None:
+    _migrate(db.conn)
+    db.conn.execute("INSERT OR REPLACE INTO catalog_meta VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),))
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
     """Bring tables made by an older tfdesk up to SCHEMA_VERSION (columns added since)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(catalog_runs)")}
@@ -227,30 +225,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"INSERT INTO {fts_table(table)} ({fts_table(table)}) VALUES ('rebuild')")
 
 
-_savepoints = count()
-
-
-@contextmanager
-def transaction(conn: sqlite3.Connection):
-    """All-or-nothing: BEGIN IMMEDIATE at the outermost level, SAVEPOINTs when nested."""
-    if conn.in_transaction:
-        name = f"sp{next(_savepoints)}"
-        conn.execute(f"SAVEPOINT {name}")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-            raise
-        conn.execute(f"RELEASE {name}")
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
+# All-or-nothing: BEGIN IMMEDIATE at the outermost level, savepoints when nested.
+transaction = statedb.transaction
 
 
 def now() -> float:

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
+from core import statedb
 from runners.models import (ACTIVE, QUEUED, STARTING, TERMINAL, TRANSITIONS, Event,
                             IllegalTransition, Job, UnknownJob)
 
@@ -76,6 +77,19 @@ CREATE TABLE IF NOT EXISTS job_artifacts (
 );
 """
 
+# The jobs tables' migrations, by name, in order (core/statedb.py applies each once).
+MIGRATIONS = statedb.Migrations("jobs")
+MIGRATIONS(name="0001-jobs-events-metrics-artifacts-scheduler")(statedb.create(SCHEMA))
+
+
+@MIGRATIONS(name="0002-artifact-names")
+def _artifact_names(db) -> None:
+    # Databases made before artifacts had names (the catalog needs "onnx" vs "onnx_source").
+    cols = {r[1] for r in db.conn.execute("PRAGMA table_info(job_artifacts)")}
+    if "name" not in cols:
+        db.conn.execute("ALTER TABLE job_artifacts ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+
+
 _JOB_COLS = ("id", "kind", "spec", "owner", "reply_to", "backend", "state", "reason", "created_at",
              "started_at", "finished_at", "workdir", "handle", "cancel_requested")
 
@@ -97,21 +111,13 @@ class JobStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self._db().executescript(SCHEMA)
-        # Databases made before artifacts had names (the catalog needs "onnx" vs "onnx_source").
-        cols = {r["name"] for r in self._db().execute("PRAGMA table_info(job_artifacts)")}
-        if "name" not in cols:
-            self._db().execute("ALTER TABLE job_artifacts ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+        statedb.migrate(self._db(), MIGRATIONS)
 
     # One connection per thread: sqlite3 connections must not be shared across threads.
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            self._local.db = db
+            db = self._local.db = statedb.connect(self.path)
         return db
 
     def close(self) -> None:
@@ -120,19 +126,8 @@ class JobStore:
             db.close()
             self._local.db = None
 
-    class _Tx:
-        def __init__(self, db):
-            self.db = db
-
-        def __enter__(self):
-            self.db.execute("BEGIN IMMEDIATE")
-            return self.db
-
-        def __exit__(self, exc_type, *_):
-            self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
-
     def _tx(self):
-        return self._Tx(self._db())
+        return statedb.transaction(self._db())
 
     # -- jobs ---------------------------------------------------------------------------------
     def create(self, kind: str, spec: dict, owner: str, reply_to: dict, backend: str,

@@ -10,11 +10,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from core import statedb
+
 
 class _Result:
     """A finished statement: rows already fetched, so no cursor outlives the lock."""
@@ -68,6 +70,10 @@ CREATE TABLE IF NOT EXISTS slack_outbox (
 """
 
 
+MIGRATIONS = statedb.Migrations("slack")
+MIGRATIONS(name="0001-seen-audit-job-messages-outbox")(statedb.create(SCHEMA))
+
+
 class SlackStore:
     """One connection shared by all threads behind a lock: every statement here is a tiny
     single-row write or read, and opening a connection per request thread (the HTTP server
@@ -77,16 +83,9 @@ class SlackStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                             check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA busy_timeout=30000")
-        # WAL with NORMAL sync: durable across process crashes, and no fsync per ack.
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.row_factory = sqlite3.Row
-        self._db = db
-        with self._lock:
-            db.executescript(SCHEMA)
+        # WAL with NORMAL sync (core/statedb.py): durable across process crashes, and no
+        # fsync per ack.
+        self._db = statedb.open_state(self.path, MIGRATIONS, shared=True)
 
     class _Locked:
         def __init__(self, store: "SlackStore"):
