@@ -41,7 +41,8 @@ SAMPLE = [("train_step_compiled_loss.py", "tf-distribute"),
 
 @pytest.mark.parametrize("name,target", SAMPLE)
 def test_first_distributed_step_equals_one_step_on_the_union_of_batches(name, target, tmp_path):
-    row = _harness().check(SCRIPTS / name, target, tmp_path, 300, True, {})
+    # combined: one probed two-worker run gives both verdicts (plus one single-process reference)
+    row = _harness().check(SCRIPTS / name, target, tmp_path, 300, True, {}, combined=True)
     assert row.conversion == "converted", row.reason
     assert row.run == "agree", row.run_detail
     assert row.equivalence == "equivalent", row.equivalence_detail
@@ -62,10 +63,12 @@ def test_a_loss_scaled_twice_is_caught(tmp_path):
     tampered.write_text(source)
     converted = tmp_path / "tampered_converted.py"
     converted.write_text(code.replace(scaled, scaled + " / strategy.num_replicas_in_sync"))
-    ok, log, weights = harness._two_workers("tf-distribute", converted, tmp_path / "run", 300)
+    run = tmp_path / "run"
+    ok, log, weights = harness._two_workers("tf-distribute", converted, run, 300,
+                                            env={"TFDESK_PROBE_OUT": str(run / "probe")})
     assert ok, log[-3000:]
     assert harness._agreement(weights)[0] == "agree"  # agreement alone does not see it
     verdict, detail = harness._equivalence(tampered, "tf-distribute", converted, tmp_path / "tfd" / "x",
-                                           300, {})
+                                           300, {}, probed=run)
     assert verdict == "not equivalent", detail
     assert "x0.5" in detail, detail
