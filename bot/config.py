@@ -2,7 +2,8 @@
 
 Sources, later ones winning: built-in defaults, ``$TFDESK_HOME/tfdesk.toml`` (or the file
 named by ``TFDESK_CONFIG``), then environment variables. Library packages never read the
-environment themselves; they get what they need from this object.
+environment themselves; they get what they need from this object. Every key tfdesk reads is
+in the table of ``bot/config_keys.py`` (documented in site_docs/admin/configuration.md).
 """
 from __future__ import annotations
 
