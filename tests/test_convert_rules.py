@@ -460,6 +460,26 @@ def test_an_optimizer_built_out_of_sight_is_wrapped_where_compile_gets_it(build)
         model.compile(opt, loss="mse")
         model.fit(x, y)
         """)
+    # Its rate is scaled when the script runs (issue 16: the documented semantics, not a warning).
+    assert 'model.compile(hvd.DistributedOptimizer(_hvd_scaled_lr(opt)), loss="mse")' in r.code
+    assert "def _hvd_scaled_lr(optimizer):" in r.code
+    assert [f.message for f in r.findings if f.rule_id == "HVD011"] == [
+        "the optimizer comes from opt, built where tfdesk cannot follow: its learning rate is "
+        "scaled by hvd.size() when the script runs (_hvd_scaled_lr) and it is wrapped in "
+        "hvd.DistributedOptimizer"]
+
+
+def test_an_optimizer_known_on_one_path_only_is_not_scaled_twice():
+    r = conv("""\
+        import tensorflow as tf
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        if flag:
+            opt = tf.keras.optimizers.SGD(0.1)
+        else:
+            opt = OPTIMIZERS[name](learning_rate=0.1)
+        model.compile(opt, loss="mse")
+        model.fit(x, y)
+        """)
     assert 'model.compile(hvd.DistributedOptimizer(opt), loss="mse")' in r.code
     assert any(f.rule_id == "HVD011" and f.severity == "warning" and "not scaled" in f.message
                for f in r.findings)

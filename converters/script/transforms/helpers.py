@@ -30,6 +30,20 @@ def _hvd_shard(dataset):
         dataset = dataset.take(count // {hvd}.size() * {hvd}.size())
     return dataset.shard({hvd}.size(), {hvd}.rank())
 ''',
+    "scaled_lr": '''
+def _hvd_scaled_lr(optimizer):
+    # Horovod: the global batch is hvd.size() times one worker's, so the learning rate is too.
+    # This optimizer was built where tfdesk could not follow: its rate is scaled here, once.
+    optimizer = {keras}.optimizers.get(optimizer)
+    if not getattr(optimizer, "_hvd_scaled", False):
+        rate = optimizer.learning_rate
+        if isinstance(rate, {keras}.optimizers.schedules.LearningRateSchedule):
+            raise SystemExit("tfdesk: this optimizer's learning rate is a schedule built where "
+                             "tfdesk could not scale it; multiply its rates by hvd.size()")
+        optimizer.learning_rate = float({keras}.backend.get_value(rate)) * {hvd}.size()
+        optimizer._hvd_scaled = True
+    return optimizer
+''',
     "log_dir": '''
 def _hvd_log_dir(path):
     # Horovod: rank 0 writes the summaries to the real folder, the others to a scratch one.
