@@ -55,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not argv:
             from bot.console import console_loop
+            services.scheduler = True  # a long-running console schedules and follows jobs
             return console_loop(config, services=services)
         ctx, progress = make_progress_context(config, services=services)
         with progress:

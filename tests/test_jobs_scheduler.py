@@ -125,3 +125,33 @@ def test_kubernetes_dry_run_needs_no_configuration(tmp_path):
     for m in manifests:
         validate(m)
     assert not (home / "jobs").exists() or not any((home / "jobs").iterdir())
+
+
+def test_a_starting_job_is_lost_only_when_its_claimant_is_gone(tmp_path):
+    """Another engine's job in its short 'starting' window is left alone while that engine
+    lives, and marked lost (never started a second time) once it is gone."""
+    from jobs_helpers import make_engine
+    home = tmp_path / "home"
+    home.mkdir()
+    store = JobStore(home / "state.sqlite")
+    job, _ = store.create("train", {"script_path": "x.py"}, "ann", {"kind": "terminal"},
+                          "local", home / "jobs")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        from runners.local import proc_start_time
+        claimant = {"pid": other.pid, "pid_start": proc_start_time(other.pid),
+                    "host": os.uname().nodename, "id": "other"}
+        assert store.claim(job.id, "local", 2, 2, "ann", claimant)
+        engine = make_engine(home)  # a scheduler starting up next to it
+        try:
+            time.sleep(1.0)
+            assert engine.get(job.id).state == "starting"
+            other.kill()
+            other.wait()
+            wait_until(lambda: engine.get(job.id).state == "lost", "the job to be marked lost")
+            states = [e.data.get("state") for e in engine.events(job.id) if e.type == "state"]
+            assert states == ["queued", "starting", "lost"]
+        finally:
+            engine.close()
+    finally:
+        other.kill()

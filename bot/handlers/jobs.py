@@ -101,6 +101,12 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
         return _job_reply(engine, job.id, judge=True)
     d = _summary(engine, job)
     where = f"\nenvironment: {job.spec['runtime_why']}" if job.spec.get("runtime_why") else ""
+    if job.state == "queued":
+        where += ("\nqueued: " + ("the scheduler (tfdesk serve) starts it when a slot frees"
+                                  if engine.scheduler() else
+                                  "no scheduler runs and no slot is free now; `tfdesk serve` "
+                                  f"starts it, or `tfdesk logs {job.id} --follow` waits and "
+                                  "starts it here"))
     return Reply(text=_with_findings(job.spec, f"started job {job.id} ({d['summary']}) on {backend}: "
                                                f"{job.state}{where}\nfollow it with: tfdesk logs "
                                                f"{job.id} --follow"), data=d)
