@@ -63,3 +63,44 @@ def test_a_keras3_model_converts_in_the_keras3_runtime(tmp_path, monkeypatch):
         assert r.data["validation"]["passed"]
     finally:
         ctx.services.close()
+
+
+def test_tensorrt_profile_from_the_users_shape_and_the_gpu_environment(tmp_path, monkeypatch):
+    """A model with a dynamic sequence length: refused until its range is given, then answered
+    (no GPU here) with manifests that build the engine in the GPU environment's image."""
+    import json
+    import subprocess
+
+    import yaml
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    model = tmp_path / "seq.keras"
+    subprocess.run([str(KERAS3), "-c", (
+        "import keras\n"
+        "x = keras.Input((None,), name='tokens', dtype='int32')\n"
+        "h = keras.layers.GlobalAveragePooling1D()(keras.layers.Embedding(100, 8)(x))\n"
+        f"keras.Model(x, keras.layers.Dense(2)(h)).save({str(model)!r})\n")],
+        check=True, capture_output=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text(f'[runner]\npython = "{KERAS2}"\nkeras3_python = "{KERAS3}"\n')
+    monkeypatch.setenv("TFDESK_HOME", str(home))
+    ctx = Context(config=load_config())
+    try:
+        _, r = run_line(ctx, f"convert-model {model} --to tensorrt --batch 1,8")
+        assert not r.ok and "needs a size range for every dynamic dimension" in r.text
+        name = r.text.split("--shape ")[1].split("=")[0]  # the input name the model serves
+        assert run_line(ctx, "environments add trt-gpu --image registry.example/trt:24.08 "
+                             "--tf 2.16.1 --tag tensorrt")[1].ok
+        _, r = run_line(ctx, f"convert-model {model} --to tensorrt --batch 1,8 "
+                             f"--shape {name}=1x4:8x128:32x512")
+        assert r.ok and r.data["status"] == "needs_gpu", r.text
+        assert "GPU environment trt-gpu (image registry.example/trt:24.08" in r.text
+        job = list(yaml.safe_load_all((Path(r.data["workdir"]) / "trt-build.yaml").read_text()))[1]
+        container = job["spec"]["template"]["spec"]["containers"][0]
+        assert container["image"] == "registry.example/trt:24.08"
+        shapes = json.loads(container["command"][container["command"].index("--shapes") + 1])
+        assert shapes[name] == {"min": [1, 4], "opt": [8, 128], "max": [32, 512]}
+    finally:
+        ctx.services.close()

@@ -62,8 +62,10 @@ def summary(report: dict) -> str:
                      f"({conv.get('precision', 'fp32')}"
                      + (f", opset {conv['opset']}" if conv.get("opset") else "") + ")")
     if report.get("status") == "needs_gpu":
-        lines.append("TensorRT engine: needs a GPU runner. " + report.get("needs_gpu", {}).get(
-            "reason", "") + " — Kubernetes manifests attached (trt-build.yaml).")
+        gpu = report.get("needs_gpu", {})
+        # The message says where the engine gets built (the GPU environment and its image).
+        lines.append("TensorRT engine: needs a GPU runner. " + (gpu.get("message") or gpu.get(
+            "reason", "")) + " Kubernetes manifests attached (trt-build.yaml).")
     val = report.get("validation")
     if val and val.get("int8"):
         lines.extend(int8_lines(val["int8"]))
