@@ -173,7 +173,10 @@ def choose(envs: list[dict[str, Any]], needs: Needs, backend: str = "local",
     mine = [e for e in envs if e["kind"] == kind]
     if not mine:
         if kind == "image":
-            return None, "the image configured under [kubernetes] (no image environments registered)"
+            which = (f"the one for TensorFlow {needs.keras3}, as the job {needs.describe()}"
+                     if needs.keras3 else "by the script's TensorFlow version")
+            return None, (f"no image environments are registered: the image under [kubernetes] "
+                          f"images, {which}")
         raise NoRuntime("no local environment is registered; build one with 'make runner-env' "
                             "or add one with 'tfdesk environments add NAME --python PATH'")
     default = next((e for e in mine if e.get("default")), None)
