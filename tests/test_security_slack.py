@@ -69,10 +69,10 @@ class World:
         return reply
 
     # -- UOWNER's things, fresh for each case -------------------------------------------------
-    def job(self) -> str:
+    def job(self, owner: str = "UOWNER") -> str:
         return self.env.runtime.engine.submit(
             "train", {"script_path": str(self.uploads["UOWNER"]), "workers": 1},
-            owner="UOWNER", reply_to={"kind": "terminal"}).id
+            owner=owner, reply_to={"kind": "terminal"}).id
 
     def targets(self, line: str) -> dict[str, str]:
         uid = uuid.uuid4().hex[:8]
@@ -482,13 +482,13 @@ def test_other_faces_pass_the_same_gate(world, face):
 
 
 def test_app_home_shows_no_server_paths(world):
-    job = world.job()
+    job = world.job("UHOME")  # their only job: the tab lists the newest few
     store = world.env.runtime.jobs  # the job failed, saying where (as a backend reports it)
     store.transition(job, "starting")
     store.transition(job, "failed", reason=f"no such file: {world.jobs_dir}/{job}/data.npz")
-    world.env.event({"type": "app_home_opened", "user": "UOWNER", "channel": "DHOME",
+    world.env.event({"type": "app_home_opened", "user": "UHOME", "channel": "DHOME",
                      "tab": "home"})
     view = world.env.stub.wait_for("views.publish",
-                                   lambda c: c["args"].get("user_id") == "UOWNER")[0]["args"]
+                                   lambda c: c["args"].get("user_id") == "UHOME")[0]["args"]
     text = message_text(view["view"]) + json.dumps(view["view"])
     assert job in text and str(world.home) not in text
