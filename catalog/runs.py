@@ -48,8 +48,10 @@ def _expand_steps(conn, definition: dict[str, Any]) -> list[dict[str, Any]]:
 
 def start(conn: sqlite3.Connection, pipeline: str, owner: str,
           reply_to: dict[str, Any] | None = None, from_step: str | None = None,
-          params: dict[str, Any] | None = None) -> str:
-    """Create a run (state queued) and return its id; :func:`execute` runs it."""
+          params: dict[str, Any] | None = None, reuse_own_only: bool = False) -> str:
+    """Create a run (state queued) and return its id; :func:`execute` runs it. With
+    ``from_step``, the earlier steps' outputs come from the newest run that finished them
+    (``reuse_own_only``: the newest of ``owner``'s own runs)."""
     name, definition = pipelines.definition(conn, pipeline)
     if params:
         unknown = sorted(set(params) - set(definition.get("params", {}) or {}))
@@ -68,7 +70,8 @@ def start(conn: sqlite3.Connection, pipeline: str, owner: str,
                                f"(steps: {', '.join(names)})")
         first = names.index(from_step)
         if first > 0:
-            resumed_from, reused = _earlier_outputs(conn, name, names[:first], from_step)
+            resumed_from, reused = _earlier_outputs(conn, name, names[:first], from_step,
+                                                    owner if reuse_own_only else None)
     run_id = f"run-{secrets.token_hex(4)}"
     project = definition.get("project")
     with transaction(conn):
@@ -89,18 +92,21 @@ def start(conn: sqlite3.Connection, pipeline: str, owner: str,
     return run_id
 
 
-def _earlier_outputs(conn, pipeline: str, names: list[str], from_step: str
-                     ) -> tuple[str, dict[int, sqlite3.Row]]:
-    """The newest run of ``pipeline`` whose steps ``names`` all finished: their outputs."""
-    for run in conn.execute("SELECT id FROM catalog_runs WHERE pipeline = ? "
-                            "ORDER BY created DESC, rowid DESC", (pipeline,)):
+def _earlier_outputs(conn, pipeline: str, names: list[str], from_step: str,
+                     owner: str | None = None) -> tuple[str, dict[int, sqlite3.Row]]:
+    """The newest run of ``pipeline`` (of ``owner``'s, when given) whose steps ``names`` all
+    finished: their outputs."""
+    for run in conn.execute("SELECT id FROM catalog_runs WHERE pipeline = ? AND "
+                            "(? IS NULL OR owner = ?) ORDER BY created DESC, rowid DESC",
+                            (pipeline, owner, owner)):
         rows = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? ORDER BY idx",
                             (run["id"],)).fetchall()
         if len(rows) >= len(names) and all(
                 r["name"] == n and r["state"] in DONE_STEP for r, n in zip(rows, names)):
             return run["id"], {i: rows[i] for i in range(len(names))}
+    whose = " of yours" if owner else ""
     raise InvalidInput(f"cannot start pipeline {pipeline!r} from step {from_step!r}: no earlier "
-                       f"run finished the steps before it ({', '.join(names)}); "
+                       f"run{whose} finished the steps before it ({', '.join(names)}); "
                        f"run it from the start ('pipeline run {pipeline}')")
 
 

@@ -130,3 +130,26 @@ def test_a_name_is_a_catalog_model_never_a_file_beside_the_tfdesk_process(home, 
     # At the terminal, a file that exists wins; otherwise the catalog's name.
     assert resolve_paths(operator, COMMANDS["infer"], {"model": "sm"})["model"] == "sm"
     assert resolve_paths(operator, COMMANDS["infer"], {"model": "cnn:1"})["model"] == copy
+
+
+def test_resuming_a_pipeline_reuses_only_your_own_runs_outputs(home):
+    from catalog import runs
+    from catalog.errors import InvalidInput
+    from catalog.store import open_db
+    operator = ctx_of(home, Actor("UOWNER"))
+    upload(home, "UOWNER", "F0", "p.yaml", "steps:\n  - {name: a, kind: convert-script, with: "
+           "{script: /x.py}}\n  - {name: b, kind: train, with: {script: '${steps.a.outputs."
+           "script}'}}\n")
+    assert run(operator, f"pipelines add two {home}/slack/uploads/F0/p.yaml").ok
+    conn = open_db(operator.config.state_path)
+    theirs = runs.start(conn, "two", "UOWNER")
+    with conn:
+        conn.execute("UPDATE catalog_run_steps SET state = 'succeeded', outputs = ? WHERE "
+                     "run_id = ? AND idx = 0", (json.dumps({"script": "/x.py"}), theirs))
+    r = run(ctx_of(home, member("UCOMP", "compute")), "pipeline run two --from b")
+    assert not r.ok and "no earlier run of yours" in r.text
+    with pytest.raises(InvalidInput):
+        runs.start(conn, "two", "UCOMP", from_step="b", reuse_own_only=True)
+    mine = runs.start(conn, "two", "UADMIN", from_step="b")  # an admin's: anyone's run
+    assert runs.status(conn, mine)["resumed_from"] == theirs
+    conn.close()

@@ -378,9 +378,11 @@ def pipeline_run(ctx, name, from_step, param):
     conn = db(ctx)
     _, definition = pipelines.definition(conn, name)
     # Each step passes the gates of the command it stands for, for whoever runs it.
-    params = check_steps(ctx, definition, _params(param), conn, running=True)
+    params = check_steps(ctx, definition, _params(param), conn, running=True,
+                         from_step=from_step)
+    # --from reuses earlier outputs: a member's own runs' (their jobs' files), an admin's any.
     run_id = runs.start(conn, name, ctx.owner, ctx.reply_to, from_step=from_step,
-                        params=params)
+                        params=params, reuse_own_only=not ctx.actor.is_admin)
     st = runs.execute(conn, run_id, ex, progress=lambda m, d, t: ctx.report(m, d, t))
     ok = st["state"] == runs.SUCCEEDED
     return Reply(text=runs.render(st), data={"run": st}, ok=ok, status=0 if ok else 1)

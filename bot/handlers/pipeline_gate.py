@@ -36,17 +36,20 @@ TRUSTED = ("steps.", "datasets.", "models.")
 
 
 def check_steps(ctx, definition: dict[str, Any], params: dict[str, Any], conn=None,
-                running: bool = False) -> dict[str, Any]:
+                running: bool = False, from_step: str | None = None) -> dict[str, Any]:
     """Check every step of ``definition`` for ``ctx.actor``; raise Forbidden (or PathRefused)
     at the first that fails. ``running``: the permission of each step's command is needed
     (adding a definition runs nothing). Returns ``params`` with the member's file names
-    resolved to their files."""
+    resolved to their files. ``from_step``: the steps before it are not run (their earlier
+    outputs are reused), so they are not checked."""
     actor = ctx.actor
     resolved = dict(params)
     all_params = {**(definition.get("params") or {}), **params}
-    for step in definition.get("steps") or []:
-        if not isinstance(step, dict):
-            continue
+    steps = [s for s in definition.get("steps") or [] if isinstance(s, dict)]
+    names = [s.get("name") for s in steps]
+    if from_step in names:
+        steps = steps[names.index(from_step):]
+    for step in steps:
         name = step.get("name", "?")
         kind, merged = _step(step, conn)
         command = STEP_COMMAND.get(kind or "")
