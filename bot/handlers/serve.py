@@ -12,6 +12,19 @@ class ServeError(Exception):
     user_facing = True
 
 
+def _unreachable_errors() -> tuple:
+    # imported here: every command loads this module, only serve needs Slack's libraries
+    from urllib.error import URLError
+
+    from slack_bolt.error import BoltError
+    from slack_sdk.errors import SlackApiError
+    return (URLError, BoltError, SlackApiError)
+
+
+def _reason(e: Exception) -> str:
+    return str(getattr(e, "reason", None) or e).strip() or type(e).__name__
+
+
 def choose_mode(config: Config) -> str:
     """'socket' with an app token, 'http' with a signing secret, 'console' with no Slack at all."""
     any_slack = (config.slack_bot_token or config.slack_app_token
@@ -52,5 +65,12 @@ def serve(ctx, port: int, host: str | None):
     logging.basicConfig(level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from bot.slack.runtime import run_forever
-    run_forever(ctx.config, mode, host, port, services=ctx.services)
+    try:
+        run_forever(ctx.config, mode, host, port, services=ctx.services)
+    except _unreachable_errors() as e:
+        # Bolt checks the bot token with auth.test before serving: a network failure or a
+        # rejected token is a set-up problem to state plainly, not a crash with a traceback.
+        raise ServeError(f"could not start the Slack {mode} app: Slack did not accept or answer "
+                         f"the bot token check (auth.test): {_reason(e)}. Check the network "
+                         "access to slack.com and SLACK_BOT_TOKEN.") from None
     return Reply(text="tfdesk stopped.", data={"mode": mode})
