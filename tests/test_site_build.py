@@ -206,3 +206,10 @@ def test_serve_refuses_in_slack(built):
     slack = Context(config=ctx.config, reply_to={"kind": "slack", "channel": "C1"})
     _, reply = run_line(slack, ["site", "serve"])
     assert not reply.ok and "terminal" in reply.text
+
+
+def test_the_serve_hint_names_a_site_built_elsewhere(tmp_path):
+    from bot.handlers.site import serve_hint
+    ctx = Context(config=load_config({"TFDESK_HOME": str(tmp_path / "home")}))
+    assert serve_hint(ctx, tmp_path / "home" / "site") == "tfdesk site serve"
+    assert serve_hint(ctx, tmp_path / "my site") == f"tfdesk site serve --dir '{tmp_path}/my site'"

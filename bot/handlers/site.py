@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import shlex
 import tempfile
 import time
 from pathlib import Path
@@ -115,8 +116,16 @@ def site_build(ctx, out=None, no_examples=False):
             f"  API: {gen.modules} modules, {gen.symbols} symbols (TF {kb.versions[0]}–{kb.newest})\n"
             f"  largest page: {stats['largest_page']} ({_mb(stats['largest_bytes'])}); "
             f"search index {_mb(stats['search_index_bytes'])}\n"
-            f"Serve it with: tfdesk site serve")
+            f"Serve it with: {serve_hint(ctx, site_dir)}")
     return Reply(text=text, data=stats)
+
+
+def serve_hint(ctx, site_dir: Path) -> str:
+    """The serve command for this build: a site built elsewhere (--out) is served with --dir,
+    or 'site serve' would look in the default folder and find nothing."""
+    if Path(site_dir).resolve() == Path(_out_dir(ctx, None)).resolve():
+        return "tfdesk site serve"
+    return f"tfdesk site serve --dir {shlex.quote(str(site_dir))}"
 
 
 def site_stats(site_dir: Path) -> dict:
