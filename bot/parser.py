@@ -99,9 +99,14 @@ def parse(line: str | list[str]) -> Command:
     argv = split(line) if isinstance(line, str) else list(line)
     if not argv:
         raise UsageError("no command given", parser().format_help())
-    ns = parser().parse_args(argv)
+    ns, extra = parser().parse_known_args(argv)
     values = vars(ns)
     name = values.pop("_command", None)
+    if extra:
+        # argparse reports a sub-command's unknown option from the top-level parser, with the
+        # list of every command; the command's own usage is what helps.
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)}",
+                         command_help(name) if name else parser().format_help(), name or "")
     if name is None:  # a group without its sub-command, e.g. "kb"
         group = " ".join(a for a in argv if not a.startswith("-"))
         raise UsageError(f"{group!r} needs a sub-command", parser().format_help(), group)

@@ -36,6 +36,14 @@ def test_every_command_takes_json():
     assert parse("ask softmax --json").json
 
 
+def test_an_unknown_option_shows_that_commands_usage():
+    with pytest.raises(UsageError) as e:
+        parse("convert train.py --target horovod")
+    assert str(e.value) == "unrecognized arguments: --target horovod"
+    assert e.value.usage.startswith("usage: tfdesk convert ")
+    assert "--to {horovod,tf-distribute}" in e.value.usage
+
+
 def test_slack_text_and_argv_parse_the_same():
     assert parse('ask "pad a tensor" --limit 3') == parse(["ask", "pad a tensor", "--limit", "3"])
 
