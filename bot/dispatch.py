@@ -13,7 +13,7 @@ from pathlib import Path
 from bot.context import Context
 from bot.parser import Command, HelpRequested, UsageError, parse
 from bot.paths import Areas, PathRefused, outside_job_folders, readable, writable
-from bot.permissions import refusal
+from bot.permissions import Forbidden, refusal
 from bot.registry import COMMANDS, CommandSpec, path_args
 from bot.reply import Reply
 from core.vocabulary import ACTIVE
@@ -105,23 +105,42 @@ def resolve_paths(ctx: Context, spec: CommandSpec, args: dict) -> dict:
     return out
 
 
+def precheck(ctx: Context, command: Command) -> str | None:
+    """Why this command would be refused before its handler runs (permission, limit, the
+    files it names), without running it or writing anything: a face asks first to decide
+    where to answer (a refusal is for the asker only)."""
+    spec = COMMANDS.get(command.name)
+    reason = authorize(ctx, spec, command.name)
+    if reason is None:
+        try:
+            resolve_paths(ctx, spec, command.args)
+        except PathRefused as exc:
+            reason = str(exc)
+    return reason
+
+
 def run(ctx: Context, command: Command) -> Reply:
     spec = COMMANDS.get(command.name)
     reason = authorize(ctx, spec, command.name)
+    reply = None
+    if reason is None:
+        try:
+            args = resolve_paths(ctx, spec, command.args)
+            reply = spec.handler(ctx, **args)
+        except (PathRefused, Forbidden) as exc:  # the files it names, or whose the target is
+            reason = str(exc)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an answer
+            if getattr(exc, "user_facing", False):
+                reply = Reply.error(str(exc))
+            else:
+                log.exception("command %s failed", command.name)
+                reply = Reply.error(f"{command.name} failed unexpectedly: "
+                                    f"{type(exc).__name__}: {exc}")
+    # One audit row per request that changes something or is refused, with the outcome.
     if ctx.audit is not None and (reason or spec.permission != "read"):
         ctx.audit(command.name, command.line, reason is None, reason or "")
     if reason:
         return Reply.error(reason, {"refused": True})
-    try:
-        args = resolve_paths(ctx, spec, command.args)
-        reply = spec.handler(ctx, **args)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes an answer
-        if isinstance(exc, PathRefused):
-            return Reply.error(str(exc), {"refused": True})
-        if getattr(exc, "user_facing", False):
-            return Reply.error(str(exc))
-        log.exception("command %s failed", command.name)
-        return Reply.error(f"{command.name} failed unexpectedly: {type(exc).__name__}: {exc}")
     return reply
 
 

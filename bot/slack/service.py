@@ -22,7 +22,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.config import Config
 from bot.context import Context
-from bot.dispatch import authorize, run_line
+from bot.dispatch import authorize, precheck, run_line
 from bot.dispatch import run as run_command
 from bot.parser import HelpRequested, UsageError, parse
 from bot.paths import Areas
@@ -156,7 +156,7 @@ class SlackService:
             # Slow work answers in a thread: open it first so the job can report into it.
             # A refusal is for the asker only: asked first, then run (refused and audited).
             ctx = self.context(where)
-            if authorize(ctx, COMMANDS[command.name]):
+            if precheck(ctx, command):
                 self._ephemeral(where, run_command(ctx, command), respond)
                 return
             root = bk.render_reply(Reply(text=":hourglass_flowing_sand: working on it…"),
