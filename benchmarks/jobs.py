@@ -80,7 +80,7 @@ def main() -> int:
 
     eng = Engine(EngineConfig(state_path=tmp / "state.sqlite", jobs_dir=tmp / "jobs",
                               runner_python=Path(sys.executable), local_workers=args.pool,
-                              per_owner=args.pool, poll_s=0.05, schedule_s=0.5))
+                              per_owner=args.pool, poll_s=0.05, schedule_s=0.5)).start()
     delivery: list[float] = []
     phase = {"name": "single"}
     by_phase: dict[str, list[float]] = {"single": [], "burst": [], "drain": []}

@@ -268,7 +268,8 @@ class Engine(Observing):
             t.join(timeout=2)
         if self._scheduler_thread is not None:
             self._scheduler_thread.join(timeout=2)
-        self.store.release_lease(self.me["id"])
+        if self.started:
+            self.store.release_lease(self.me["id"])
         if self._dispatcher is not None:
             self._dispatcher.join(timeout=2)
 

@@ -15,7 +15,7 @@ from runners.models import CANCELLED, FAILED, LOST, TERMINAL, Event, Job, JobErr
 
 class Observing:
     """Mixed into :class:`runners.engine.Engine` (it has ``store``, ``_readers``,
-    ``_publish``, ``_wake`` and ``backend``)."""
+    ``_publish``, ``_wake``, ``_lock`` and ``backend``)."""
 
     def _catch_up(self, job: Job) -> bool:
         """Look at a job once; True when it has ended."""
@@ -103,8 +103,11 @@ class Observing:
 
     def _finish(self, job: Job, state: str, reason: str, data: dict[str, Any] | None = None
                 ) -> None:
-        ev = self.store.transition(job.id, state, reason, data, strict=False)
-        if ev:
-            self._publish(ev)
+        # Under the scheduler's lock: the slot this frees is taken (and announced) only after
+        # this end is announced, so subscribers never see more jobs running than the pool has.
+        with self._lock:
+            ev = self.store.transition(job.id, state, reason, data, strict=False)
+            if ev:
+                self._publish(ev)
         self._readers.pop(job.id, None)
         self._wake.set()
