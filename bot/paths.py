@@ -191,10 +191,10 @@ def public_path(path: str, areas: Areas) -> str:
             if root == areas.outputs_root:
                 rel = Path(*rel.parts[1:]) if len(rel.parts) > 1 else Path(".")
             return prefix + str(rel)
-    parts = p.parts
-    # Only what looks like a path on this machine ("/tf help" is a command, not a path).
-    if len(parts) > 1 and os.path.isdir(os.path.join("/", parts[1])):
-        return p.name or "/"
+    # Elsewhere, only what is a path on this machine: "/tf help" is a command, and a path a
+    # member's own script names ("/data/train.npz") is their code, shown as written.
+    if len(p.parts) > 2 and os.path.exists(path):
+        return p.name
     return path
 
 

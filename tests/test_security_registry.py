@@ -2,6 +2,7 @@
 docs page shows the table the registry holds, and answers to Slack carry no server paths."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -69,10 +70,12 @@ def test_answers_show_no_server_paths(tmp_path):
     jobs, home = str(areas.jobs), str(areas.home)
     text = (f"workdir {jobs}/j-1a2b3c4d\nartifacts: {jobs}/j-1a2b3c4d/out/model.onnx, "
             f"{home}/slack/uploads/F1/train.py and {home}/slack/outputs/U1/x.py; "
-            f"script /usr/lib/python3/x.py; see https://example.com/a/b, s3://b/k, /tf help, 1/2")
+            f"script {os.__file__}; see https://example.com/a/b, s3://b/k, /tf help, 1/2; "
+            "code: np.load('/data/train.npz')")
     shown = public(text, areas)
     assert "j-1a2b3c4d/out/model.onnx" in shown and "F1/train.py" in shown
-    assert "outputs/x.py" in shown and "script x.py" in shown
+    assert "outputs/x.py" in shown and "script os.py" in shown
+    assert "np.load('/data/train.npz')" in shown  # not a file here: the member's code as is
     assert "https://example.com/a/b" in shown and "s3://b/k" in shown and "/tf help" in shown
     assert not re.search(r"(?<![\w:/])/(tmp|usr|home|root|work)\b", shown), shown
     assert public({"a": [text]}, areas) == {"a": [shown]}
