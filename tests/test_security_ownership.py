@@ -153,3 +153,17 @@ def test_resuming_a_pipeline_reuses_only_your_own_runs_outputs(home):
     mine = runs.start(conn, "two", "UADMIN", from_step="b")  # an admin's: anyone's run
     assert runs.status(conn, mine)["resumed_from"] == theirs
     conn.close()
+
+
+def test_slack_roles_come_from_the_slack_section(home):
+    from bot.slack.access import Gate, Policy
+    from bot.slack.store import SlackStore
+    policy = Policy.from_section({"compute_users": ["UC"], "compute_channels": "CTRAIN",
+                                  "admin_users": ["UA"], "max_running_jobs_per_user": 3})
+    gate = Gate(policy, SlackStore(home / "state.sqlite"))
+    assert gate.actor("UX", "C1").permissions == {"read", "own"}
+    assert "compute" in gate.actor("UX", "CTRAIN").permissions  # in that channel only
+    assert "compute" in gate.actor("UC", "C1").permissions
+    admin = gate.actor("UA", "C1")
+    assert admin.is_admin and admin.remote and admin.max_running == 3
+    assert not gate.actor("UC", "C1").is_admin
