@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -98,11 +97,6 @@ def _savedmodel_version(path: Path) -> str | None:
     except Exception:  # noqa: BLE001 - intake reports an unreadable model properly
         return None
     return next((m.tensorflow_version for m in metas if m.tensorflow_version), None)
-
-
-def has_gpu() -> bool:
-    """An NVIDIA GPU on this machine (its driver's device node or tool)."""
-    return Path("/dev/nvidiactl").exists() or shutil.which("nvidia-smi") is not None
 
 
 def model_needs(spec: dict[str, Any]) -> Needs:

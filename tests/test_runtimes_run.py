@@ -104,3 +104,37 @@ def test_tensorrt_profile_from_the_users_shape_and_the_gpu_environment(tmp_path,
         assert shapes[name] == {"min": [1, 4], "opt": [8, 128], "max": [32, 512]}
     finally:
         ctx.services.close()
+
+
+def test_the_indexed_job_pods_command_trains_in_sync(tmp_path):
+    """The Kubernetes worker pods' own command (as rendered in the Indexed Job), run here as two
+    processes with the completion indexes Kubernetes would give them, on the TF 2.21 runtime."""
+    import json
+    import os
+    import socket
+    import subprocess
+    from runners.kinds import RunnerEnv, get_kind
+    source = (REPO / "tests" / "scripts" / "keras3_loop.py").read_text()
+    kind = get_kind("train")
+    stored = kind.prepare({"script_source": source, "workers": 2, "convert": "tf-distribute"},
+                          tmp_path, RunnerEnv(KERAS3))
+    job = kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path, {"namespace": "ml"}).main
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][0] == "python" and container["command"][3] == "/tfdesk/script/script.py"
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    base = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    base["TFDESK_WORKERS"] = json.dumps([f"localhost:{p}" for p in ports])  # not cluster DNS here
+    procs = [subprocess.Popen([str(KERAS3), *container["command"][1:3], str(tmp_path / "script.py")],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+                                   "TF_CPP_MIN_LOG_LEVEL": "2", **base,
+                                   "JOB_COMPLETION_INDEX": str(i)})
+             for i in range(2)]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    digests = [re.search(r"^WEIGHTS (\w+)$", out, re.M).group(1) for out in outs]
+    assert digests[0] == digests[1]

@@ -2,7 +2,6 @@
 answer on a machine with no GPU: the GPU environment (an image with TensorRT) on Kubernetes."""
 from __future__ import annotations
 
-import sys
 
 import pytest
 
