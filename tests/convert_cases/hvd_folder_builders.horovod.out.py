@@ -19,14 +19,28 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
+_hvd_whole = None  # set while adapt() reads its data (_hvd_unsharded): every element passes
+
+
 def _hvd_shard(dataset):
     # Horovod: each rank reads every size-th element (or batch) of the input. When the input's
     # length is known, the last few that would leave ranks with unequal counts are dropped: a
     # rank with one step more than the others would wait for them forever.
+    global _hvd_whole
+    size, rank = hvd.size(), hvd.rank()
+    if not tf.executing_eagerly():  # TF1 graph code
+        return dataset.shard(size, rank)
+    if _hvd_whole is None:
+        _hvd_whole = tf.Variable(False, trainable=False)
     count = int(dataset.cardinality())
-    if count > 0:
-        dataset = dataset.take(count // hvd.size() * hvd.size())
-    return dataset.shard(hvd.size(), hvd.rank())
+    keep = count // size * size if count > 0 else -1
+
+    def mine(index, element):
+        return _hvd_whole | ((index % size == rank) & ((keep < 0) | (index < keep)))
+
+    out = dataset.enumerate().filter(mine).map(lambda index, element: element)
+    out._hvd_sharded = True
+    return out
 
 
 train_ds = _hvd_shard(tf.keras.utils.image_dataset_from_directory("images", batch_size=16, image_size=(32, 32), seed=1337))

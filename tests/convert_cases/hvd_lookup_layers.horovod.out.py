@@ -18,35 +18,53 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
+_hvd_whole = None  # set while adapt() reads its data (_hvd_unsharded): every element passes
+
+
 def _hvd_shard(dataset):
     # Horovod: each rank reads every size-th element (or batch) of the input. When the input's
     # length is known, the last few that would leave ranks with unequal counts are dropped: a
     # rank with one step more than the others would wait for them forever.
+    global _hvd_whole
+    size, rank = hvd.size(), hvd.rank()
+    if not tf.executing_eagerly():  # TF1 graph code
+        return dataset.shard(size, rank)
+    if _hvd_whole is None:
+        _hvd_whole = tf.Variable(False, trainable=False)
     count = int(dataset.cardinality())
-    if count > 0:
-        dataset = dataset.take(count // hvd.size() * hvd.size())
-    return dataset.shard(hvd.size(), hvd.rank())
+    keep = count // size * size if count > 0 else -1
+
+    def mine(index, element):
+        return _hvd_whole | ((index % size == rank) & ((keep < 0) | (index < keep)))
+
+    out = dataset.enumerate().filter(mine).map(lambda index, element: element)
+    out._hvd_sharded = True
+    return out
 
 
 def _hvd_unsharded(data):
-    # Horovod: adapt() must learn from all the data, the same on every rank, as in one process;
-    # a dataset sharded by rank is gathered back from every rank first (in rank order).
+    # Horovod: adapt() must learn from all the data, the same on every rank, as in one process:
+    # a dataset sharded by rank (_hvd_shard) is read here with every element let through.
     import numpy as np
-    import horovod.tensorflow as hvd_tf
-    if not isinstance(data, tf.data.Dataset):
+    whole = globals().get("_hvd_whole")
+    if whole is None or not isinstance(data, tf.data.Dataset):
         return data
     todo, sharded = [data], False
     while todo:
         ds = todo.pop()
-        sharded = sharded or type(ds).__name__ == "_ShardDataset"
+        sharded = sharded or getattr(ds, "_hvd_sharded", False)
         todo.extend(ds._inputs())
     if not sharded:
         return data
-    parts = [e for part in hvd_tf.allgather_object(list(data.as_numpy_iterator())) for e in part]
+    whole.assign(True)
+    try:
+        parts = list(data.as_numpy_iterator())
+    finally:
+        whole.assign(False)
     spec = tf.nest.flatten(data.element_spec)[0]
     batched = spec.shape.rank and spec.shape[0] is None
-    whole = tf.nest.map_structure(lambda *xs: np.concatenate(xs) if batched else np.stack(xs), *parts)
-    out = tf.data.Dataset.from_tensor_slices(whole)
+    stacked = tf.nest.map_structure(lambda *xs: np.concatenate(xs) if batched else np.stack(xs), *parts)
+    out = tf.data.Dataset.from_tensor_slices(stacked)
     return out.batch(len(tf.nest.flatten(parts[0])[0])) if batched else out
 
 

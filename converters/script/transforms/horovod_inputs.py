@@ -106,5 +106,5 @@ class AdaptWholeData(RuleTransform):
             return updated
         self.ctx.helpers.add("unsharded")
         self.note(original, "adapt() learns from all the data on every rank: a dataset sharded "
-                            "by rank is gathered from all ranks first (_hvd_unsharded)")
+                            "by rank is read whole for it (_hvd_unsharded)")
         return replace_arg(updated, found[0], call("_hvd_unsharded", found[1].value))

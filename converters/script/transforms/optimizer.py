@@ -49,17 +49,6 @@ class WrapOptimizer(RuleTransform):
             if found and not isinstance(found[1].value, cst.SimpleString) \
                     and not self._known(found[1].value):
                 value = found[1].value
-                name = dotted(value)
-                sources = (self.a.assigned_from.get(name) or []) if name else []
-                if any(self._known_callee(s) for s in sources):
-                    # Built by a known class on some paths (its rate scaled there) and elsewhere
-                    # on others: scaling again here would scale those twice.
-                    self.note(original, f"the optimizer comes from {code(value).strip()}, which "
-                                        f"tfdesk cannot follow on every path: wrapped in "
-                                        f"{hvd}.DistributedOptimizer here so gradients are "
-                                        f"averaged, but its learning rate is not scaled: multiply "
-                                        f"it by {self.ctx.size} by hand", "warning")
-                    return replace_arg(updated, found[0], call(f"{hvd}.DistributedOptimizer", value))
                 return self._scaled_here(original, updated, found, code(value).strip())
             if found and isinstance(found[1].value, cst.SimpleString):
                 name = found[1].value.evaluated_value.lower()
@@ -77,11 +66,11 @@ class WrapOptimizer(RuleTransform):
 
     def _scaled_here(self, original, updated, found, what):
         """compile(optimizer=X) where X is built where tfdesk cannot follow (a dict picked by a
-        flag, optimizers.get(config)): its rate is scaled when the script runs, then wrapped."""
-        hvd = self.ctx.hvd
-        self.ctx.helpers.add("scaled_lr")
+        flag, optimizers.get(config), a parameter): scaled and wrapped when the script runs,
+        unless it already is (built by a class this rule wrapped where it is made)."""
+        self.ctx.helpers.add("distributed_optimizer")
         self.note(original, f"the optimizer comes from {what}, built where tfdesk cannot follow: "
-                            f"its learning rate is scaled by {self.ctx.size} when the script runs "
-                            f"(_hvd_scaled_lr) and it is wrapped in {hvd}.DistributedOptimizer")
-        return replace_arg(updated, found[0], call(f"{hvd}.DistributedOptimizer",
-                                                   call("_hvd_scaled_lr", found[1].value)))
+                            f"_hvd_distributed scales its learning rate by {self.ctx.size} and "
+                            f"wraps it in {self.ctx.hvd}.DistributedOptimizer when the script runs "
+                            f"(unless it already is)")
+        return replace_arg(updated, found[0], call("_hvd_distributed", found[1].value))

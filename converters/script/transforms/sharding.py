@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import call, expr, operand
+from converters.script.names import call
 from converters.script.transforms.base import RuleTransform
 
 
@@ -22,19 +22,14 @@ class ShardDatasets(RuleTransform):
         q = self.q(updated.func)
         if q not in T.DATASET_SOURCES or id(original) in self.sharded:
             return updated
-        if q in T.IN_MEMORY_SOURCES:
-            # Its length is known when the script runs: every rank gets the same count.
-            self.ctx.helpers.add("shard_dataset")
-            self.note(original, "dataset sharded by rank (_hvd_shard: each worker reads 1/size "
-                                "of it, every worker the same number of elements)")
-            return call("_hvd_shard", updated)
-        msg = f"dataset sharded with .shard({self.ctx.size}, {self.ctx.hvd}.rank()): each worker reads 1/size of it"
-        if not self.a.has_steps_per_epoch:
-            msg += ("; its length is not known before it is read, and every worker must run the "
-                    "same number of steps, so keep the number of records divisible by the number "
-                    "of workers or pass steps_per_epoch")
-            self.note(original, msg, "warning")
+        self.ctx.helpers.add("shard_dataset")
+        msg = "dataset sharded by rank (_hvd_shard: each worker reads 1/size of it"
+        if q in T.IN_MEMORY_SOURCES or self.a.has_steps_per_epoch:
+            # In memory, its length is known when the script runs: equal counts per rank.
+            self.note(original, msg + ", every worker the same number of elements)")
         else:
-            self.note(original, msg)
-        shard = cst.Attribute(value=operand(updated), attr=cst.Name("shard"))
-        return call(shard, expr(self.ctx.size), expr(f"{self.ctx.hvd}.rank()"))
+            self.note(original, msg + "); its length is not known before it is read, and every "
+                                      "worker must run the same number of steps, so keep the "
+                                      "number of records divisible by the number of workers or "
+                                      "pass steps_per_epoch", "warning")
+        return call("_hvd_shard", updated)
