@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import add_kwarg, call, code, expr, find_arg, operand, replace_arg
+from converters.script.names import add_kwarg, call, code, expr, find_arg, replace_arg
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.callbacks import is_fit
 
