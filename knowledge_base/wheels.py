@@ -24,6 +24,7 @@ FIRST_MINOR = 2        # 2.0 and 2.1 are no longer served
 LAST_ESTIMATOR = 15    # tensorflow-estimator ends with 2.15
 FIRST_KERAS2 = 6       # keras 2.x wheels split out of TF at 2.6
 FIRST_KERAS3 = 16
+LAST_TENSORBOARD_SUMMARY = 15  # up to 2.15 tf.summary's writers come from tensorboard
 
 # Wheel file names: distribution-version(-build)?-python-abi-platform.whl
 _WHEEL_RE = re.compile(r"^(?P<dist>[A-Za-z0-9_.]+?)-(?P<ver>[^-]+)-.*\.whl$")
@@ -36,6 +37,8 @@ class ReleaseWheels:
     tf: Path
     keras: Path | None = None
     estimator: Path | None = None
+    tf_keras: Path | None = None      # supplies tf.compat.v1.layers/keras from 2.16 on
+    tensorboard: Path | None = None   # supplies the TF 2 tf.summary API up to 2.15
 
     @property
     def minor(self) -> int:
@@ -111,6 +114,10 @@ def find_release_wheels(version: str, wheel_dir: Path) -> ReleaseWheels:
             rw.keras = _newest(wheel_dir, ("keras",), *req)
     if minor <= LAST_ESTIMATOR:
         rw.estimator = _newest(wheel_dir, ("tensorflow_estimator",), 2, minor)
+    if minor >= FIRST_KERAS3:
+        rw.tf_keras = _newest(wheel_dir, ("tf_keras",), 2, minor)
+    if minor <= LAST_TENSORBOARD_SUMMARY:
+        rw.tensorboard = _newest(wheel_dir, ("tensorboard",), 2, minor)
     return rw
 
 
@@ -142,6 +149,14 @@ def download_release_wheels(version: str, wheel_dir: Path,
         _pip_download(pip, f"tensorflow-estimator~=2.{minor}.0", wheel_dir, py)
     if FIRST_KERAS2 <= minor < FIRST_KERAS3 and _newest(wheel_dir, ("keras",), 2, minor) is None:
         _pip_download(pip, f"keras~=2.{minor}.0", wheel_dir, py)
+    # Optional companions: a release without them is still extracted, less those names.
+    for dist, wanted in (("tf_keras", minor >= FIRST_KERAS3),
+                         ("tensorboard", minor <= LAST_TENSORBOARD_SUMMARY)):
+        if wanted and _newest(wheel_dir, (dist,), 2, minor) is None:
+            try:
+                _pip_download(pip, f"{dist.replace('_', '-')}~=2.{minor}.0", wheel_dir, py)
+            except WheelError:
+                pass
     if minor >= FIRST_KERAS3:
         tf = _newest(wheel_dir, ("tensorflow_cpu", "tensorflow"), 2, minor)
         req = keras3_minor_required(tf)

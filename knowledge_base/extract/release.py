@@ -6,7 +6,8 @@ Walked: ``tf`` (``tensorflow/__init__.py``), ``tf.compat.v1`` and the companion 
 ``tf.compat.v1.compat.*`` (mirrors again), private namespaces (``tf.__internal__``,
 ``tf.__operators__``, any ``_x`` component) and, in the TF wheel, anything under
 ``tf.keras``/``tf.estimator`` (those come from the companion wheels). Class members are
-emitted for classes outside ``tf.compat.v1`` only, to keep the KB small.
+emitted for every class, ``tf.compat.v1`` included, with nested classes, class constants
+and operator methods.
 """
 from __future__ import annotations
 
@@ -94,6 +95,21 @@ class _Walker:
                     self.walk(child, sub, companion)
         return True
 
+    def extend(self, public: str, module: str) -> None:
+        """Add the entries of companion namespace ``module`` that ``public`` lacks."""
+        tree, text = self.sources.tree(module), self.sources.text(module)
+        if public not in self.records or tree is None or text is None:
+            return
+        api = parse_api_file(tree, text, module if self.sources.is_package(module)
+                             else module.rpartition(".")[0])
+        for e in api.entries:
+            child = f"{public}.{e.public}"
+            if child in self.records or not allowed(child):
+                continue
+            r = self.resolver.resolve(e.module, e.attr)
+            if r is not None and r.kind != MODULE:
+                self.add(child, r, f"{e.module}.{e.attr}", e.line)
+
     def add(self, public: str, r: Resolved | None, fallback_object: str, hint: int | None) -> None:
         if r is None:
             # A .so-only object or a source we cannot read: still a public name.
@@ -110,6 +126,8 @@ class _Walker:
             rec.doc = ast.get_docstring(node) or ""
             rec.line = node.lineno
             rec.deprecation = r.deprecation or dep_rules.from_decorators(node.decorator_list, public)
+        elif r.kind == CLASS and node is None:
+            pass  # a protobuf message class: built at import time, nothing to read
         elif r.kind == CLASS:
             init = self.resolver.init_of(r)
             rec.params = params_of(init, drop_first=True) if init is not None else None
@@ -133,10 +151,13 @@ class _Walker:
         # Bases public only as tf.compat.v1.* get no members of their own, so what they
         # define is listed under the TF2 subclass (tf.estimator.Estimator.train).
         public_classes = {r.object for p, r in self.classes if not p.startswith("tf.compat.v1.")}
-        for public, cls in self.classes:
-            if public.startswith("tf.compat.v1."):
-                continue
-            for m in members(self.resolver, cls, public_classes):
+        queue = list(self.classes)
+        while queue:
+            public, cls = queue.pop()
+            # A TF1 class lists what it inherits from TF2 classes too, as the v1 goldens do
+            # (tf.compat.v1.Variable.assign is tf.Variable's).
+            skip = set() if public.startswith("tf.compat.v1.") else public_classes
+            for m in members(self.resolver, cls, skip):
                 name = f"{public}.{m.name}"
                 if name in self.records:
                     continue  # a nested public class/namespace already has this path
@@ -145,6 +166,8 @@ class _Walker:
                     name, m.kind, f"{m.owner.object}.{m.name}", params=m.params, doc=m.doc,
                     deprecation=dep or dep_rules.from_docstring(m.doc),
                     line=getattr(m.node, "lineno", None))
+                if m.nested is not None and name.count(".") < 8:
+                    queue.append((name, m.nested))
 
 
 def _python_tag(path: Path) -> str | None:
@@ -194,6 +217,11 @@ def _extract(wheels: ReleaseWheels) -> ReleaseExtract:
         elif keras_roots:
             m = _VERSION_RE.search(sources.text("tensorflow.python.keras") or "")
             keras_version = m.group(1) if m else _version_of(wheels.tf)
+        for label, path in (("tf_keras", wheels.tf_keras), ("tensorboard", wheels.tensorboard)):
+            if path is not None:
+                z = open_wheel(path, companions.MARKERS[label])
+                opened.append(z)
+                sources.add(z, label)
         est_roots = companions.estimator_roots(minor) if wheels.estimator else ()
         if est_roots:
             ez = open_wheel(wheels.estimator, companions.MARKERS["estimator"])
@@ -202,6 +230,11 @@ def _extract(wheels: ReleaseWheels) -> ReleaseExtract:
 
         walker = _Walker(sources)
         root = companions.TF_ROOT
+        # tf.compat.v1.layers & co. are lazy-loaded from Keras packages; walked before the TF
+        # tree so that TF's own near-empty placeholder of the same namespace is not used.
+        v1_text = sources.text("tensorflow._api.v2.compat.v1") or ""
+        for public, module in companions.lazy_v1_roots(v1_text):
+            walker.walk(public, module, companion=True)
         if not walker.walk(root.public, root.module, companion=False):
             raise WheelError(f"{Path(wheels.tf).name}: tensorflow/__init__.py cannot be parsed")
         if not sources.has_prefix("tensorflow._api.v2."):
@@ -209,9 +242,15 @@ def _extract(wheels: ReleaseWheels) -> ReleaseExtract:
         keras_found = False
         for r in keras_roots:
             keras_found |= walker.walk(r.public, r.module, companion=True) and r.public == "tf.keras"
+        keras_root = next((r for r in keras_roots if r.public == "tf.keras"), None)
+        if keras_found and keras_root is not None:
+            for alias in companions.keras_aliases(sources.text(root.module)):
+                walker.walk(f"tf.{alias}", f"{keras_root.module}.{alias}", companion=True)
         estimator_found = False
         for r in est_roots:
             estimator_found |= walker.walk(r.public, r.module, companion=True)
+        for public, module in companions.extensions(sources.text(root.module)):
+            walker.extend(public, module)
         walker.add_members()
 
         info = ReleaseInfo(

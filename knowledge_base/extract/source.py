@@ -102,6 +102,7 @@ class Resolver:
         self.sources = sources
         self._tables: dict[str, Table | None] = {}
         self._cache: dict[tuple[str, str], Resolved | None] = {}
+        self._mro: dict[str, list[Resolved]] = {}
 
     def table(self, module: str) -> Table | None:
         if module not in self._tables:
@@ -127,6 +128,9 @@ class Resolver:
         if table is None:
             sub = f"{module}.{name}"
             return Resolved(MODULE, sub, "") if self.sources.has(sub) else None
+        if module.endswith("_pb2") and name[:1].isupper() and name not in table.imports:
+            # Generated protobuf modules build their message classes at import time.
+            return Resolved(CLASS, module, name, None)
         node = table.defs.get(name)
         if node is not None:
             return Resolved(CLASS if isinstance(node, ast.ClassDef) else FUNCTION, module, name, node)
@@ -174,8 +178,24 @@ class Resolver:
                     if dep is not None and r.deprecation is None:
                         r = Resolved(r.kind, r.module, r.qualname, r.node, dep)
                     return r
+            # rfft = _rfft_wrapper(gen_spectral_ops.rfft, 1, "rfft"): a factory that returns a
+            # function it defines inside is a function with that inner signature.
+            inner = self._factory_result(module, expr, hops)
+            if inner is not None and bound_as:
+                return Resolved(FUNCTION, module, bound_as, inner)
         if bound_as:
             return Resolved(CONSTANT, module, bound_as, expr)
+        return None
+
+    def _factory_result(self, module: str, call: ast.Call, hops: int) -> ast.FunctionDef | None:
+        f = self.resolve_expr(module, call.func, hops + 1) if isinstance(
+            call.func, (ast.Name, ast.Attribute)) else None
+        if f is None or f.kind != FUNCTION or not isinstance(f.node, ast.FunctionDef):
+            return None
+        inner = {n.name: n for n in f.node.body if isinstance(n, ast.FunctionDef)}
+        last = f.node.body[-1] if f.node.body else None
+        if isinstance(last, ast.Return) and isinstance(last.value, ast.Name):
+            return inner.get(last.value.id)
         return None
 
     # -- classes -------------------------------------------------------------------------
@@ -189,7 +209,38 @@ class Resolver:
         return out
 
     def mro(self, r: Resolved) -> list[Resolved]:
-        """The class and its statically resolvable bases, depth-first, each once."""
+        """The class and its statically resolvable bases in Python's method resolution order
+        (C3: tf.compat.v1.layers.Dense takes add_loss from the legacy base Layer, not from
+        Keras' Dense's bases), each once; depth-first where C3 cannot order them."""
+        key = r.object
+        if key not in self._mro:
+            self._mro[key] = self._c3(r, set()) or self._dfs(r)
+        return self._mro[key]
+
+    def _c3(self, c: Resolved, busy: set[str]) -> list[Resolved] | None:
+        if c.object in busy or len(busy) > 40:
+            return None
+        busy = busy | {c.object}
+        bases = self.bases(c.module, c.node)
+        seqs = []
+        for b in bases:
+            m = self._c3(b, busy)
+            if m is None:
+                return None
+            seqs.append(list(m))
+        seqs.append(list(bases))
+        out = [c]
+        while any(seqs):
+            seqs = [q for q in seqs if q]
+            head = next((q[0] for q in seqs if not any(q[0].object in (x.object for x in t[1:])
+                                                           for t in seqs)), None)
+            if head is None:
+                return None  # inconsistent hierarchy as far as the sources show
+            out.append(head)
+            seqs = [q[1:] if q[0].object == head.object else q for q in seqs]
+        return out
+
+    def _dfs(self, r: Resolved) -> list[Resolved]:
         seen: set[str] = set()
         out: list[Resolved] = []
 
@@ -215,11 +266,12 @@ class Resolver:
 @dataclass
 class Member:
     name: str
-    kind: str                     # METHOD or PROPERTY
+    kind: str                     # METHOD, PROPERTY, CLASS (nested) or CONSTANT
     owner: Resolved               # the class that defines it
     node: ast.AST
     doc: str
     params: list[Param] | None
+    nested: Resolved | None = None   # a nested class, whose own members are listed too
 
 
 def decorator_names(node: ast.AST) -> list[str]:
@@ -249,36 +301,113 @@ def params_of(fn: ast.FunctionDef | ast.AsyncFunctionDef, drop_first: bool = Fal
     return out
 
 
+# Dunder methods that are the class's signature or plumbing, not something users call by name.
+_NOT_OPERATORS = {"__init__", "__new__", "__init_subclass__", "__class_getitem__", "__getattr__",
+                  "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__reduce__",
+                  "__reduce_ex__", "__getstate__", "__setstate__", "__repr__", "__str__",
+                  "__hash__", "__sizeof__", "__subclasshook__", "__tf_tracing_type__",
+                  "__deepcopy__", "__copy__"}
+
+
+def is_operator(name: str) -> bool:
+    """A public dunder method (``__getitem__``, ``__matmul__``, ``__enter__``): listed, as the
+    goldens list them, but ranked below ordinary members by the searcher."""
+    return name.startswith("__") and name.endswith("__") and name not in _NOT_OPERATORS
+
+
+def _public_member_name(name: str) -> bool:
+    return not name.startswith("_") or is_operator(name)
+
+
+def _camel(name: str) -> bool:
+    return name[:1].isupper() and not name.isupper() and "_" not in name
+
+
+OPERATOR_DOC = "Python operator that TensorFlow overloads for this class when it is imported."
+
+
+def _overloaded_operators(cls: ast.ClassDef) -> list[str]:
+    """tf.Tensor declares the operators it overloads at import time (``__getitem__``,
+    ``__matmul__``...) in ``OVERLOADABLE_OPERATORS``; they are not defined in its body."""
+    for node in cls.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "OVERLOADABLE_OPERATORS"
+                and isinstance(node.value, (ast.Set, ast.List, ast.Tuple))):
+            return sorted(e.value for e in node.value.elts
+                          if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return []
+
+
+def _namedtuple_fields(cls: ast.ClassDef) -> list[str]:
+    """Fields of ``class X(collections.namedtuple("X", ["a", "b"]))``: read-only properties."""
+    for b in cls.bases:
+        if isinstance(b, ast.Call) and dep_rules.call_name(b) == "namedtuple" and len(b.args) > 1:
+            spec = b.args[1]
+            if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+                return spec.value.replace(",", " ").split()
+            if isinstance(spec, (ast.List, ast.Tuple)):
+                return [e.value for e in spec.elts
+                        if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
 def members(resolver: Resolver, cls: Resolved, public_classes: set[str]) -> list[Member]:
-    """Public methods/properties of ``cls``: its own and those of bases that are not public
-    themselves (a public base documents its members under its own name)."""
+    """Public methods, properties, nested classes and class constants of ``cls``: its own and
+    those of bases that are not public themselves (a public base documents its members under
+    its own name). Operator methods (dunders) count; stubs (.pyi) give only named members."""
     chain = resolver.mro(cls)
     found: dict[str, Member] = {}
     for i, c in enumerate(chain):
         if i > 0 and c.object in public_classes:
             continue
+        stub = resolver.sources.is_stub(c.module)
+        for name in _overloaded_operators(c.node):
+            op = ast.Name(id=name, lineno=c.node.lineno, col_offset=0)
+            found.setdefault(name, Member(name, METHOD, c, op, OPERATOR_DOC, None))
+        for name in _namedtuple_fields(c.node):
+            field = ast.Name(id=name, lineno=c.node.lineno, col_offset=0)
+            found.setdefault(name, Member(name, PROPERTY, c, field, "", None))
         for node in c.node.body:
             name = kind = None
+            nested = None
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if any(n in ("setter", "deleter") for n in decorator_names(node)):
                     continue
                 name = node.name
                 kind = PROPERTY if is_property(node) else METHOD
+            elif isinstance(node, ast.ClassDef):
+                name, kind = node.name, CLASS
+                nested = Resolved(CLASS, c.module, f"{c.qualname}.{node.name}", node)
             elif (isinstance(node, ast.Assign) and len(node.targets) == 1
                   and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
                   and dep_rules.call_name(node.value) == "property"):
                 name, kind = node.targets[0].id, PROPERTY
-            if not name or name.startswith("_") or name in found:
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and not stub:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if len(targets) == 1 and isinstance(targets[0], ast.Name) and node.value is not None:
+                    name, kind = targets[0].id, CONSTANT
+                    if isinstance(node.value, (ast.Name, ast.Attribute)) and _camel(name):
+                        kind = CLASS  # SaveSliceInfo = Variable.SaveSliceInfo
+                    if name.startswith("__"):
+                        continue  # __slots__, __array_priority__: plumbing
+            if not name or name in found or not _public_member_name(name):
                 continue
-            doc = ast.get_docstring(node) or "" if not isinstance(node, ast.Assign) else ""
+            if name.startswith("__") and (stub or kind != METHOD):
+                continue
+            doc = (ast.get_docstring(node) or "") if isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
             params = None
             if kind == METHOD:
                 static = "staticmethod" in decorator_names(node)
                 params = params_of(node, drop_first=not static)
-            found[name] = Member(name, kind, c, node, doc, params)
+            elif kind == CLASS and nested is not None:
+                init = resolver.init_of(nested)
+                params = params_of(init, drop_first=True) if init is not None else None
+            found[name] = Member(name, kind, c, node, doc, params, nested)
     # Overrides without a docstring inherit the documentation of the method they override.
     for m in found.values():
-        if not m.doc:
+        if not m.doc and m.kind in (METHOD, PROPERTY):
             for c in chain:
                 for node in c.node.body:
                     if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -34,23 +34,42 @@ class Sources:
         self._text: dict[str, str | None] = {}
         self.wheel_names: dict[int, str] = {}
         self._children: dict[str, list[str]] | None = None
+        self._stubs: dict[str, tuple[zipfile.ZipFile, str, bool]] = {}
 
     def add(self, z: zipfile.ZipFile, label: str) -> None:
         self.wheel_names[id(z)] = label
         for name in z.namelist():
-            if not name.endswith(".py") or ".dist-info/" in name:
+            # .pyi stubs describe compiled (pybind11) modules, which have no .py source:
+            # tf.DType's properties live in _dtypes.so and are typed in _dtypes.pyi.
+            stub = name.endswith(".pyi")
+            if not (name.endswith(".py") or stub) or ".dist-info/" in name:
                 continue
-            parts = name[:-3].split("/")
+            parts = name[:-4 if stub else -3].split("/")
             is_pkg = parts[-1] == "__init__"
             if is_pkg:
                 parts = parts[:-1]
             if not parts or not all(p.isidentifier() for p in parts):
                 continue
             mod = ".".join(parts)
+            if stub:
+                if mod not in self._files:
+                    self._stubs[mod] = (z, name, is_pkg)
+                continue
             # First wheel added wins (TF before companions), packages over same-named modules.
             if mod not in self._files or (is_pkg and not self._files[mod][2]):
                 self._files[mod] = (z, name, is_pkg)
+                self._stubs.pop(mod, None)
+        for mod, f in self._stubs.items():
+            self._files.setdefault(mod, f)
+        # TensorFlow makes its generated compat namespaces importable as tensorflow.compat.v2
+        # (Keras writes `import tensorflow.compat.v2 as tf` and subclasses tf.Module).
+        for mod in [m for m in self._files if m.startswith("tensorflow._api.v2.compat")]:
+            self._files.setdefault("tensorflow." + mod[len("tensorflow._api.v2."):], self._files[mod])
         self._children = None
+
+    def is_stub(self, module: str) -> bool:
+        f = self._files.get(module)
+        return bool(f and f[1].endswith(".pyi"))
 
     def has(self, module: str) -> bool:
         return module in self._files
