@@ -63,7 +63,7 @@ class Answers:
             "first": sym["first"], "last": sym["last"], "removed_in": sym["removed_in"],
             "deprecated_in": sym["deprecated_in"], "deprecation": sym["deprecation"],
             "replacement": sym["replacement"], "canonical": sym["canonical"],
-            "url": self.link(sym),
+            "provided_by": self.kb.providers(sym), "url": self.link(sym),
         }
         if ord_ is not None:
             out["in_release"] = self.kb.versions[ord_]

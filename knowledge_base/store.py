@@ -43,7 +43,7 @@ from pathlib import Path
 from knowledge_base import links
 from knowledge_base.errors import KBError
 
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"  # 3: popularity and vectors (semantic index)
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -195,6 +195,21 @@ class KB:
                 runs.append([s["first_ord"], s["last_ord"]])
         v = self.versions
         return ", ".join(v[a] if a == b else f"{v[a]}–{v[b]}" for a, b in runs)
+
+    def providers(self, sym: dict) -> str:
+        """'keras (2.6–2.15), tf_keras (2.16–2.21)': the companion packages that supply this
+        name, with the releases; '' when TensorFlow itself does in every release."""
+        from knowledge_base.extract.companions import provider_of
+        runs: list[list] = []
+        for s in self.spans(sym["id"]):
+            pkg = provider_of(s["object"])
+            if runs and runs[-1][0] == pkg and s["first_ord"] == runs[-1][2] + 1:
+                runs[-1][2] = s["last_ord"]
+            else:
+                runs.append([pkg, s["first_ord"], s["last_ord"]])
+        v = self.versions
+        return ", ".join(f"{pkg} ({v[a]}{'' if a == b else '–' + v[b]})"
+                         for pkg, a, b in runs if pkg)
 
     def site_path(self, sym: dict) -> str:
         return links.sym_path(sym)

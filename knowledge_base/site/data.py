@@ -10,6 +10,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from knowledge_base.extract.companions import provider_of
 from knowledge_base.store import KB
 
 _SYMBOL_COLUMNS = ("id, name, module, parent, short, kind, object, canonical, signature, "
@@ -36,6 +37,7 @@ class SiteData:
     runs: dict[int, list[list[int]]] = field(default_factory=dict)  # symbol id -> [[first, last] ord]
     children: dict[str, list[dict]] = field(default_factory=dict)  # class name -> its members
     aliases: dict[int, list[str]] = field(default_factory=dict)    # other names, same object
+    providers: dict[int, str] = field(default_factory=dict)  # "tf_keras (2.16–2.21)", companions
     renames: list[dict] = field(default_factory=list)
     modules_under: dict[str, list[dict]] = field(default_factory=dict)  # module -> submodules
 
@@ -83,13 +85,25 @@ def load(kb: KB) -> SiteData:
 
     # Availability: runs of consecutive releases, as KB.availability renders them.
     runs: dict[int, list[list[int]]] = defaultdict(list)
-    for sid, first, last in db.execute(
-            "SELECT symbol_id, first_ord, last_ord FROM spans ORDER BY symbol_id, first_ord"):
+    provided: dict[int, list[list]] = defaultdict(list)
+    for sid, first, last, obj in db.execute(
+            "SELECT symbol_id, first_ord, last_ord, object FROM spans ORDER BY symbol_id, first_ord"):
         r = runs[sid]
         if r and first == r[-1][1] + 1:
             r[-1][1] = last
         else:
             r.append([first, last])
+        pkg = provider_of(obj)
+        p = provided[sid]
+        if p and p[-1][0] == pkg and first == p[-1][2] + 1:
+            p[-1][2] = last
+        else:
+            p.append([pkg, first, last])
+    for sid, p in provided.items():
+        text = ", ".join(f"{pkg} ({versions[a]}{'' if a == b else '–' + versions[b]})"
+                         for pkg, a, b in p if pkg)
+        if text:
+            data.providers[sid] = text
     data.runs = dict(runs)
     for sid, r in runs.items():
         data.availability[sid] = ", ".join(

@@ -26,6 +26,10 @@ def badges(data: SiteData, s: dict) -> str:
     avail = data.availability.get(s["id"])
     if avail:
         out.append(badge(avail, "avail", "TensorFlow releases that have it"))
+    provider = data.providers.get(s["id"])
+    if provider:
+        out.append(badge(f"provided by {provider}", "avail",
+                         "installed with this companion package, not TensorFlow itself"))
     if s["deprecated_in"]:
         out.append(badge(f'deprecated in {s["deprecated_in"]}', "dep"))
     if s["removed_in"]:
