@@ -11,7 +11,6 @@ build leaves the old KB untouched.
 """
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import lzma
@@ -25,7 +24,10 @@ from typing import Callable, Iterable
 import sqlite_utils
 from packaging.version import Version
 
+from knowledge_base import popularity, semantic
 from knowledge_base.errors import KBError
+from knowledge_base.signatures import (describe_signature_change, parse_params,  # noqa: F401
+                                       signature_change)
 from knowledge_base.records import METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
 from knowledge_base.store import FORMAT_VERSION, SCHEMA
 
@@ -169,6 +171,7 @@ def _part_words(part: str) -> str:
 
 
 DOC_HEAD = 800
+_MEMBER_KINDS = (METHOD, PROPERTY, "constant")
 COVER_HEAD = 300
 _TERM = re.compile(r"[A-Za-z0-9]+")
 
@@ -190,77 +193,18 @@ def summary_of(doc: str) -> str:
     return ""
 
 
-def parse_params(sig: str | None) -> list[tuple[str, str, str | None]] | None:
-    """'(a, b=1, *args, c=None, **kw)' -> [(name, kind, default)]; None if unparseable."""
-    if sig is None:
-        return None
-    try:
-        fn = ast.parse(f"def f{sig}: pass").body[0]
-    except SyntaxError:
-        return None
-    a = fn.args
-    out: list[tuple[str, str, str | None]] = []
-    positional = a.posonlyargs + a.args
-    defaults = [None] * (len(positional) - len(a.defaults)) + [ast.unparse(d) for d in a.defaults]
-    for i, p in enumerate(positional):
-        out.append((p.arg, "positional_only" if i < len(a.posonlyargs) else "positional_or_keyword",
-                    defaults[i]))
-    if a.vararg:
-        out.append((a.vararg.arg, "var_positional", None))
-    for p, d in zip(a.kwonlyargs, a.kw_defaults):
-        out.append((p.arg, "keyword_only", ast.unparse(d) if d is not None else None))
-    if a.kwarg:
-        out.append((a.kwarg.arg, "var_keyword", None))
-    return out
-
-
-def signature_change(old: str | None, new: str | None) -> dict:
-    """What changed between two signatures: added, removed, renamed, default changes."""
-    po, pn = parse_params(old), parse_params(new)
-    if po is None or pn is None:
-        return {"from": old, "to": new}
-    on = {p[0]: p for p in po}
-    nn = {p[0]: p for p in pn}
-    added = [p[0] for p in pn if p[0] not in on]
-    removed = [p[0] for p in po if p[0] not in nn]
-    renamed = []
-    # A parameter that vanished where a new one appeared at the same position is a rename.
-    for i, p in enumerate(po):
-        if p[0] in removed and i < len(pn) and pn[i][0] in added:
-            renamed.append([p[0], pn[i][0]])
-    for a_, b_ in renamed:
-        removed.remove(a_)
-        added.remove(b_)
-    defaults = [[n, on[n][2], nn[n][2]] for n in on if n in nn and on[n][2] != nn[n][2]]
-    out = {"from": old, "to": new}
-    for k, v in (("added", added), ("removed", removed), ("renamed", renamed),
-                 ("defaults", defaults)):
-        if v:
-            out[k] = v
-    return out
-
-
-def describe_signature_change(c: dict) -> str:
-    parts = []
-    if c.get("added"):
-        parts.append("added " + ", ".join(f"`{a}`" for a in c["added"]))
-    if c.get("removed"):
-        parts.append("removed " + ", ".join(f"`{a}`" for a in c["removed"]))
-    if c.get("renamed"):
-        parts.append("renamed " + ", ".join(f"`{a}` → `{b}`" for a, b in c["renamed"]))
-    if c.get("defaults"):
-        parts.append("default of " + ", ".join(f"`{n}` {a} → {b}" for n, a, b in c["defaults"]))
-    return "signature changed: " + ("; ".join(parts) if parts else
-                                    f"{c.get('from')} → {c.get('to')}")
-
-
 _NAME_IN_TEXT = re.compile(r"`?(tf\.[A-Za-z_][\w.]*[A-Za-z0-9_])`?")
+
+
+# TF's root binds these to tf.keras submodules; tensorflow.org documents the tf.keras names.
+KERAS_ALIAS_MODULES = ("tf.losses.", "tf.metrics.", "tf.optimizers.", "tf.initializers.")
 
 
 def canonical_rank(name: str) -> tuple:
     """Sort key: the name tensorflow.org would show first for an object."""
     parts = name.split(".")
-    return ("compat" in parts, "raw_ops" in parts, "experimental" in parts, len(parts), name)
+    return ("compat" in parts, "raw_ops" in parts, name.startswith(KERAS_ALIAS_MODULES),
+            "experimental" in parts, len(parts), name)
 
 
 def module_of(name: str, kind: str, kinds: dict[str, str]) -> tuple[str, str | None]:
@@ -406,9 +350,11 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                             n.count("."), terms_of(f"{_part_words(n.rpartition('.')[2])} "
                                                    f"{summary_of(doc)} {doc[:COVER_HEAD]}")))
         parent_part, _, leaf = n.rpartition(".")
-        # Words index what people describe: not the generated tf.raw_ops, and compat.v1 only
-        # where it has no TF2 name (those are reached by name, or through their TF2 alias).
-        if ".raw_ops." in n or (".compat." in n and canon != n):
+        # Words and meaning index what people describe, once per object (under the name
+        # tensorflow.org shows): not the generated tf.raw_ops, not TF1 class members or
+        # tf.compat.v1.keras (reached by name or through their class).
+        if canon != n or ".raw_ops." in n or n.startswith("tf.compat.v1.keras.") or (
+                ".compat." in n and kind in _MEMBER_KINDS):
             continue
         fts_rows.append((sid, _part_words(leaf), name_words(parent_part), summary_of(doc),
                          doc[:DOC_HEAD]))
@@ -431,9 +377,14 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                         ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
                         ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
         db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
+        extra = popularity.build(db.conn)
+        # The semantic index covers what the words index covers (see above).
+        extra |= semantic.build(db.conn, [
+            (sid, semantic.symbol_text(words, path, summary, doc))
+            for sid, words, path, summary, doc in fts_rows])
     db.close()
     return {"releases": len(versions), "symbols": len(names), "events": len(events),
-            "renames": len(m.renames), "bytes": path.stat().st_size}
+            "renames": len(m.renames), "bytes": path.stat().st_size, **extra}
 
 
 def _dep_args(dep: str) -> list[str]:

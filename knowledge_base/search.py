@@ -18,9 +18,13 @@ import functools
 import re
 import sqlite3
 from dataclasses import dataclass
+from functools import cached_property
 
 import snowballstemmer
 from rapidfuzz import fuzz, process
+
+from knowledge_base import concepts, popularity, semantic
+from knowledge_base.errors import KBError
 
 MAX_QUERY = 300
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -28,6 +32,16 @@ _NAMEISH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\.?(\(\))?$")
 STOPWORDS = frozenset("""a an the to of in on for with without by from and or is are be how do does
 i my me we you your can what which when where why it its this that as at into using use via
 want need make get tf tensorflow keras please""".split())
+# Blend of the question signals (tuned on kb_queries.yaml, not on kb_questions.yaml).
+SEM_K, SEM_WEIGHT, SEM_FLOOR = 120, 1.2, 0.3
+CONCEPT_BONUS = 0.8
+TWIN_NAMESPACES = (("tf.keras.ops.", "keras"), ("tf.keras.backend.", "keras"),
+                   ("tf.keras.activations.", "keras"), ("tf.ragged.", "ragged"),
+                   ("tf.sparse.", "sparse"))
+KERAS_TWIN_PENALTY = 0.4
+NAMED_WORD_MAX_DF = 0.01
+MEMBER_PENALTY, CONSTANT_PENALTY = 0.25, 0.3
+SPECIFIC_WORD_MAX_DF = 0.005
 
 
 @dataclass
@@ -72,6 +86,12 @@ class Searcher:
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
         self.n_docs = max(1, len(self.names))
         self.stem = stem
+        self._vocab = [t for t, d in self.df.items() if d >= 3 and t.isalpha()]
+        self.semantic_error = ""
+        refs = popularity.load(db)
+        for sid, n in refs.items():
+            if sid in self.prior:
+                self.prior[sid] += popularity.prior(n)
 
     # -- public ---------------------------------------------------------------------------
     def search(self, query: str, limit: int = 5) -> list[Hit]:
@@ -252,10 +272,27 @@ class Searcher:
                 if m in self.name_to_id][:2]
 
     # -- words ------------------------------------------------------------------------------
+    @cached_property
+    def semantic(self):
+        """The semantic index, or None (with ``semantic_error`` saying why)."""
+        try:
+            return semantic.Index.load(self.db)
+        except KBError as exc:
+            self.semantic_error = str(exc)
+            return None
+
+    def _correct(self, word: str) -> str:
+        """A question word the KB has never seen, replaced by the nearest word it has
+        ("tensr" -> "tensor"); the stemmer already folds "embeding" into "embed"."""
+        if len(word) < 4 or self.df.get(self.stem(word)) or not word.isalpha():
+            return word
+        m = process.extractOne(word, self._vocab, scorer=fuzz.ratio, score_cutoff=80)
+        return m[0] if m else word
+
     def _text(self, q: str, add, limit: int, weight: float) -> None:
-        words = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
-        words = [w for w in words if w not in STOPWORDS] or words
-        words = list(dict.fromkeys(w for w in words if len(w) > 1))[:12]
+        raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
+        words = [w for w in raw if w not in STOPWORDS] or raw
+        words = [self._correct(w) for w in dict.fromkeys(w for w in words if len(w) > 1)][:12]
         if not words:
             return
         named = self._named_by_words(words)
@@ -277,12 +314,58 @@ class Searcher:
         ids = [r[0] for r in rows] + [sid for sid in named if sid not in {r[0] for r in rows}]
         cover = self._coverage(ids, wanted, len(words))
         best = (-rows[0][1] or 1.0) if rows else 1.0
+        scores: dict[int, float] = {}
         for sid, r in rows:
-            add(sid, weight * (0.45 * (-r / best) + 0.55 * cover.get(sid, 0.0))
-                + named.pop(sid, 0.0), "text", prior_weight=1.0)
+            scores[sid] = weight * (0.45 * (-r / best) + 0.55 * cover.get(sid, 0.0)) \
+                + named.pop(sid, 0.0)
         for sid, bonus in named.items():
-            add(sid, weight * (0.2 + 0.55 * cover.get(sid, 0.0)) + bonus, "text",
-                prior_weight=1.0)
+            scores[sid] = weight * (0.2 + 0.55 * cover.get(sid, 0.0)) + bonus
+        # Meaning: nearest symbols by embedding, added to whatever the words gave.
+        if self.semantic is not None:
+            for sid, cos in self.semantic.query(" ".join(words), k=SEM_K):
+                scores[sid] = scores.get(sid, 0.0) + SEM_WEIGHT * max(0.0, cos - SEM_FLOOR)
+        for name, rank in concepts.meant(wanted, self.stem):
+            sid = self.name_to_id.get(name)
+            if sid is not None:
+                scores[sid] = scores.get(sid, 0.0) + CONCEPT_BONUS - 0.05 * rank
+        self._specific_over_generic(scores, wanted)
+        said = set(raw)
+        for sid, score in scores.items():
+            name = self.names[sid]
+            kind = self.kinds[sid]
+            if kind in ("method", "property") and not self._words_of(
+                    name.rsplit(".", 2)[-2]) <= wanted:
+                score -= MEMBER_PENALTY  # LinearOperator.inverse is not "inverse of a matrix"
+            elif kind == "constant":
+                score -= CONSTANT_PENALTY  # tag constants (tf.saved_model.GPU) answer no how-to
+            # Twins of core ops in other namespaces (tf.keras.ops.concatenate, tf.ragged.
+            # boolean_mask) come after the core op unless the question names the namespace.
+            for prefix, word in TWIN_NAMESPACES:
+                if name.startswith(prefix) and word not in said:
+                    score -= KERAS_TWIN_PENALTY
+                    break
+            add(sid, score, "text", prior_weight=1.0)
+
+    def _words_of(self, part: str) -> set[str]:
+        """Stems of a name part's words: 'LinearOperator' -> {'linear', 'oper'}."""
+        return {self.stem(w.lower()) for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", part) if w}
+
+    def _specific_over_generic(self, scores: dict[int, float], wanted: set[str]) -> None:
+        """A member the question names outranks its class ("repeat a dataset" is
+        Dataset.repeat, not Dataset, whose long docstring mentions everything)."""
+        for sid in list(scores):
+            parent, _, leaf = self.names[sid].rpartition(".")
+            pid = self.name_to_id.get(parent)
+            if pid is None or pid not in scores or self.kinds[pid] == "module":
+                continue
+            leaf_words = self._words_of(leaf)
+            # Only for a specific word (Dataset.repeat), not a generic one (Layer.output);
+            # compared with the priors that add() will put on top.
+            specific = all(self.df.get(w, 0) <= SPECIFIC_WORD_MAX_DF * self.n_docs
+                           for w in leaf_words)
+            if leaf_words and specific and leaf_words <= wanted and \
+                    scores[pid] + self.prior[pid] >= scores[sid] + self.prior[sid]:
+                scores[pid] = scores[sid] + self.prior[sid] - self.prior[pid] - 0.05
 
     def _coverage(self, ids: list[int], wanted: set[str], n_words: int) -> dict[int, float]:
         if not ids:
@@ -304,6 +387,9 @@ class Searcher:
             keys.add(f"{a}_{b}")
         out: dict[int, float] = {}
         for key in keys:
+            # A single common word ("tensor", "shape", "model") names a symbol by accident.
+            if key in words and self.df.get(self.stem(key), 0) > NAMED_WORD_MAX_DF * self.n_docs:
+                continue
             for sid in self.short.get(key, ()):
                 if self.kinds[sid] != "module":
                     out[sid] = 0.3
@@ -366,6 +452,8 @@ def _prior(name: str, depth: int, last: int, newest: int, kind: str, canonical: 
         p -= 0.1  # Keras' own copies of core ops: people mostly mean the tf.* op
     if kind in ("method", "property"):
         p -= 0.15
+    if parts[-1].startswith("__"):
+        p -= 0.35  # operator methods (__getitem__): listed, but below ordinary members
     if canonical and canonical != name:
         p -= 0.15
     p -= 0.04 * depth

@@ -1,0 +1,56 @@
+"""Questions as users ask them, answered by the real KB (shipped extract): the semantic index,
+concept words, popularity and typo tolerance together. The wording is ours: paraphrases of
+questions seen in public issue threads (the originals stay outside the repository, see
+benchmarks/kb_search.py --real)."""
+import pytest
+
+from knowledge_base.pipeline import SHIPPED_EXTRACT
+
+pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
+
+# (question, accepted answers, within the first n results)
+CASES = [
+    ("stop tensorflow from taking all the gpu memory",
+     {"tf.config.experimental.set_memory_growth", "tf.config.set_logical_device_configuration"}, 3),
+    ("clip my gradients so they do not explode",
+     {"tf.clip_by_global_norm", "tf.clip_by_norm", "tf.clip_by_value"}, 3),
+    ("prevent the gradient from flowing through this tensor", {"tf.stop_gradient"}, 3),
+    ("turn a tensor into a numpy array", {"tf.Tensor.numpy", "tf.make_ndarray"}, 5),
+    ("same results every run, fix the seed", {"tf.random.set_seed"}, 3),
+    ("change the dtype of a tensor", {"tf.cast"}, 1),
+    ("add a dimension of size 1", {"tf.expand_dims"}, 1),
+    ("largest k values of a tensor", {"tf.math.top_k"}, 1),
+    ("read TFRecord files", {"tf.data.TFRecordDataset"}, 1),
+    ("concatenate two tensors along an axis", {"tf.concat"}, 1),
+    ("Embeding layer", {"tf.keras.layers.Embedding"}, 1),
+    ("halt training once validation loss stops getting better",
+     {"tf.keras.callbacks.EarlyStopping"}, 3),
+    ("export my keras model to tflite for a phone",
+     {"tf.lite.TFLiteConverter", "tf.lite.TFLiteConverter.from_keras_model"}, 5),
+]
+
+
+@pytest.mark.parametrize("question,accept,n", CASES, ids=[c[0] for c in CASES])
+def test_question_answered(shipped_kb, question, accept, n):
+    a = shipped_kb
+    objs = {a.kb.symbol(x)["object"] for x in accept if a.kb.symbol(x)}
+    hits = a.searcher.search(question, limit=n)
+    got = [h.name for h in hits]
+    ok = [g for g in got if g in accept or a.kb.symbol(g)["object"] in objs]
+    assert ok, f"{question!r}: got {got}, want one of {sorted(accept)}"
+
+
+def test_canonical_name_before_keras_ops_twin(shipped_kb):
+    hits = shipped_kb.searcher.search("concatenate tensors", limit=3)
+    assert hits[0].name in ("tf.concat",), [h.name for h in hits]
+    # Saying Keras brings the Keras op back up.
+    keras = shipped_kb.searcher.search("keras ops concatenate", limit=3)
+    assert any(h.name.startswith("tf.keras") for h in keras)
+
+
+def test_operator_methods_searchable_but_below_ordinary_members(shipped_kb):
+    s = shipped_kb.searcher
+    hits = s.search("tf.Tensor.__getitem__", limit=1)
+    assert hits and hits[0].name == "tf.Tensor.__getitem__"
+    op, member = s.name_to_id["tf.Tensor.__getitem__"], s.name_to_id["tf.Tensor.get_shape"]
+    assert s.prior[op] < s.prior[member]
