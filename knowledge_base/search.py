@@ -42,6 +42,7 @@ KERAS_TWIN_PENALTY = 0.4
 NAMED_WORD_MAX_DF = 0.01
 MEMBER_PENALTY, CONSTANT_PENALTY = 0.25, 0.3
 SPECIFIC_WORD_MAX_DF = 0.005
+NAMED_FIRST_BONUS = 0.38
 
 
 @dataclass
@@ -295,6 +296,7 @@ class Searcher:
         words = [self._correct(w) for w in dict.fromkeys(w for w in words if len(w) > 1)][:12]
         if not words:
             return
+        words = self._misspelt_names(words)
         named = self._named_by_words(words)
         # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
         # but make the query slow; keep them only if nothing rarer is there.
@@ -324,7 +326,9 @@ class Searcher:
         if self.semantic is not None:
             for sid, cos in self.semantic.query(" ".join(words), k=SEM_K):
                 scores[sid] = scores.get(sid, 0.0) + SEM_WEIGHT * max(0.0, cos - SEM_FLOOR)
-        for name, rank in concepts.meant(wanted, self.stem):
+        # Concepts see one-letter words too ("largest k").
+        said_stems = wanted | {self.stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
+        for name, rank in concepts.meant(said_stems, self.stem):
             sid = self.name_to_id.get(name)
             if sid is not None:
                 scores[sid] = scores.get(sid, 0.0) + CONCEPT_BONUS - 0.05 * rank
@@ -358,7 +362,7 @@ class Searcher:
             pid = self.name_to_id.get(parent)
             if pid is None or pid not in scores or self.kinds[pid] == "module":
                 continue
-            leaf_words = self._words_of(leaf)
+            leaf_words = self._words_of(leaf) - self._words_of(parent.rpartition(".")[2])
             # Only for a specific word (Dataset.repeat), not a generic one (Layer.output);
             # compared with the priors that add() will put on top.
             specific = all(self.df.get(w, 0) <= SPECIFIC_WORD_MAX_DF * self.n_docs
@@ -375,6 +379,17 @@ class Searcher:
                 for sid, terms in self.db.execute(
                     f"SELECT id, terms FROM symbols WHERE id IN ({marks})", ids)}
 
+    def _misspelt_names(self, words: list[str]) -> list[str]:
+        """Question words with the short name they misspell ("embeding" -> "embedding")
+        put in their place."""
+        out = []
+        for w in words:
+            if len(w) >= 6 and w not in self.short and not self.df.get(w):
+                m = process.extractOne(w, self.short_keys, scorer=fuzz.ratio, score_cutoff=88)
+                w = m[0] if m else w
+            out.append(w)
+        return out
+
     def _named_by_words(self, words: list[str]) -> dict[int, float]:
         """Symbols whose own name is a word of the question or two adjacent words joined
         ("sort a tensor" -> tf.sort, "one hot encoding" -> tf.one_hot, "early stopping" ->
@@ -386,13 +401,17 @@ class Searcher:
         for a, b in zip(words, words[2:]):
             keys.add(f"{a}_{b}")
         out: dict[int, float] = {}
+        first = words[0] if words else ""
         for key in keys:
             # A single common word ("tensor", "shape", "model") names a symbol by accident.
             if key in words and self.df.get(self.stem(key), 0) > NAMED_WORD_MAX_DF * self.n_docs:
                 continue
+            # How-to questions start with the operation: "pad a tensor with zeros" is tf.pad
+            # more than tf.zeros.
+            bonus = NAMED_FIRST_BONUS if key == first or key.startswith(first + "_") else 0.3
             for sid in self.short.get(key, ()):
                 if self.kinds[sid] != "module":
-                    out[sid] = 0.3
+                    out[sid] = max(out.get(sid, 0.0), bonus)
         return out
 
 
