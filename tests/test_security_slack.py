@@ -359,6 +359,12 @@ def test_cancel_of_another_members_job_leaves_it_running(world):
         assert world.env.runtime.jobs.get(job).state == "queued"
     text, _ = world.ask("UADMIN", f"cancel {job}")
     assert world.env.runtime.jobs.get(job).state == "cancelled", text
+    operators = world.job(owner="local")  # started at the terminal
+    for user in ("UNONE", "UCOMP"):
+        for line in (f"cancel {operators}", f"delete {operators} --force"):
+            text, private = world.ask(user, line)
+            assert private and "belongs to local" in text
+    assert world.env.runtime.jobs.get(operators).state == "queued"
 
 
 def test_models_add_in_place_of_the_jobs_folder_then_delete(world):
