@@ -167,7 +167,17 @@ def _part_words(part: str) -> str:
     words = [p.lower() for p in pieces]
     if len(pieces) > 1:
         words.append(part.replace("_", "").lower())
+    spelled = _abbreviations()
+    words += [spelled[w] for w in words if w in spelled]
     return " ".join(words)
+
+
+@functools.lru_cache(maxsize=1)
+def _abbreviations() -> dict[str, str]:
+    """knowledge_base/data/abbreviations.yaml: inv -> inverse, det -> determinant..."""
+    import yaml
+    path = Path(__file__).parent / "data" / "abbreviations.yaml"
+    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text()) or {}).items()}
 
 
 DOC_HEAD = 800
