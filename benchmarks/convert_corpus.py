@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,11 @@ class Row:
 
 def _last_error(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    # horovodrun ends with its own traceback ("Horovod detected that one or more processes
+    # exited"), which says nothing about the cause: a worker's exception ([N]<stderr>:) does.
+    worker = [ln for ln in lines if re.match(r"\[\d+\]<std(err|out)>:\s*[\w.]*(Error|Exception)\b", ln)]
+    if worker:
+        return worker[-1][:300]
     for ln in reversed(lines):
         if any(w in ln for w in ("Error", "error:", "Exception", "Traceback")) and "WARNING" not in ln:
             return ln[:300]
