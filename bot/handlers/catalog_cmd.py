@@ -164,7 +164,8 @@ for _kind, _spec in KINDS.items():
     command(f"{_kind} show", f"one {_kind[:-1]} in full",
             args=[arg("name", metavar=_spec["key"])], permission="read")(_make_show(_kind))
     # Runtimes are shared by every job: only admins remove them.
-    command(f"{_kind} delete", f"delete a {_kind[:-1]} (refused while others use it)",
+    command(f"{_kind} delete", f"delete {'an' if _kind[0] in 'aeiou' else 'a'} {_kind[:-1]} "
+            "(refused while others use it)",
             args=[arg("name", metavar=_spec["key"]),
                   arg("--force", action="store_true",
                       help="delete even though others depend on it")],
