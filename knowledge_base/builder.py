@@ -315,7 +315,9 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                 elif prev.dep is not None and s.dep is None:
                     events.append((sid, s.first, versions[s.first], "undeprecated",
                                    "no longer marked deprecated", None))
-                if prev.obj != s.obj and prev.obj and s.obj:
+                # A member's definition moving (keras.engine -> keras.src.engine, thousands
+                # of them per Keras reshuffle) is its class's news, not its own.
+                if prev.obj != s.obj and prev.obj and s.obj and s.kind not in _MEMBER_KINDS:
                     events.append((sid, s.first, versions[s.first], "definition_moved",
                                    f"now defined in `{s.obj}` (was `{prev.obj}`)",
                                    json.dumps({"from": prev.obj, "to": s.obj})))
