@@ -109,7 +109,10 @@ def check_keras(path: Path, kind: str, allow_code: bool = False) -> list[str]:
     if found and not allow_code:
         raise UnsafeModel(f"{path.name} holds code that would run when it is loaded: "
                           f"{'; '.join(found)}. tfdesk treats models as data; {ALLOW_HINT}. "
-                          "Or save it as a SavedModel where that code is importable.",
+                          "Or export it where that code is importable, as a SavedModel "
+                          "(tf.saved_model.save(model, 'exported')), and send the folder "
+                          "zipped: a SavedModel's graph holds the layers' computation, no "
+                          "Python to run.",
                           found=found)
     return found
 
