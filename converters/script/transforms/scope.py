@@ -105,7 +105,9 @@ class _Creates(cst.CSTVisitor):
                                                 or node.func.value in a.model_classes):
             self.found = True
         if isinstance(node.func, cst.Attribute):
-            if node.func.attr.value == "compile":
+            # adapt() builds a preprocessing layer's variables (Normalization's mean): in the
+            # scope too, or the strategy refuses them when the model uses the layer.
+            if node.func.attr.value in ("compile", "adapt"):
                 self.found = True
             if node.func.attr.value in ("fit", "apply_gradients", "evaluate", "predict"):
                 self.trains = True
