@@ -21,7 +21,7 @@ def _symbol_lines(d: dict) -> list[str]:
     if d.get("note"):
         lines.append(f"    note: {d['note']}")
     if d.get("provided_by"):
-        lines.append(f"    provided by the {d['provided_by']} package, not TensorFlow itself")
+        lines.append(f"    provided by {d['provided_by']}, not by TensorFlow itself")
     if d.get("deprecated_in"):
         text = (d.get("deprecation") or "").strip().replace("\n", " ")
         lines.append(f"    deprecated in {d['deprecated_in']}" + (f": {text[:300]}" if text else ""))
