@@ -119,7 +119,9 @@ def _refusals(a: Analysis, target: str, filename: str) -> None:
 
 
 def _context(a: Analysis, target: str) -> RuleContext:
-    tf = a.tf_alias or "tf"
+    # 'import tensorflow.compat.v1 as tf' takes the name tf: the code tfdesk adds imports
+    # TensorFlow 2 under another name rather than shadow the script's tf.
+    tf = a.tf_alias or ("tf" if "tf" not in a.names else "_tf")
     if a.keras in ("keras", "tf_keras") and a.keras_alias:
         keras = a.keras_alias
     else:

@@ -77,7 +77,7 @@ class HorovodSetup(_ModuleSetup):
         c = self.ctx
         lines = []
         if not self.a.tf_alias:
-            lines.append("import tensorflow as tf")
+            lines.append(f"import tensorflow as {c.tf}")
         lines.append(f"import {c.hvd_module} as {c.hvd}")
         lines += helpers.imports(c)
         lines += [
@@ -120,7 +120,7 @@ class StrategySetup(_ModuleSetup):
         c = self.ctx
         lines = []
         if not self.a.tf_alias:
-            lines.append("import tensorflow as tf")
+            lines.append(f"import tensorflow as {c.tf}")
         lines += [
             "# tf.distribute: one replica per worker; the cluster comes from TF_CONFIG. The strategy",
             "# must exist before any other TensorFlow work.",
