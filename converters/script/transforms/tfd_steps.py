@@ -186,12 +186,16 @@ class InlineSteps(RuleTransform):
     def __init__(self, ctx, rule_id=""):
         super().__init__(ctx, rule_id)
         self.loops: list[list] = [[]]  # per function (and the module): the open loops
+        self.reported = False
+        self.functions: list[str] = []
 
     def visit_FunctionDef(self, node):
         self.loops.append([])
+        self.functions.append(node.name.value)
 
     def leave_FunctionDef(self, original, updated):
         self.loops.pop()
+        self.functions.pop()
         return updated
 
     def visit_For(self, node):
@@ -203,6 +207,26 @@ class InlineSteps(RuleTransform):
 
     visit_While = visit_For
     leave_While = leave_For
+
+    def visit_Call(self, node):
+        # Gradients applied in the loop body from a helper that only takes them
+        # (loss, grads = grad(model, x, y)): the step is split across the helper and the loop,
+        # and strategy.run can only run a whole step.
+        if not self.loops[-1] or self.reported or (self.functions and self.functions[-1] in self.a.step_functions):
+            return
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply_gradients"):
+            return
+        loop = self.loops[-1][-1]
+        if any(tape_names(w, self) for w in nodes_of(loop, cst.With, (cst.FunctionDef,))):
+            return  # the tape is in the loop body too: visit_With reports it
+        self.reported = True
+        line = self.ctx.positions.get(node, (0, 0))[0]
+        self.findings.append(Finding(
+            self.rule_id, line, 1, "error",
+            "gradients are applied in the loop body, outside the function that computes them: "
+            "tf.distribute runs a whole step (gradients and apply_gradients) on every replica "
+            "through strategy.run. Move apply_gradients into that function (return the loss) "
+            "and convert again"))
 
     def visit_With(self, node):
         if not self.loops[-1] or not tape_names(node, self):
