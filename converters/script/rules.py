@@ -21,7 +21,8 @@ from converters.script.transforms.scope import StrategyScope
 from converters.script.transforms.setup import HorovodSetup, StrategySetup
 from converters.script.transforms.sharding import ShardDatasets
 from converters.script.transforms.tf1 import FeedDictData, SessionBroadcast, TF1Hooks
-from converters.script.transforms.tfd_io import ChiefWrites, LoadFromChief, LocalPredict, WorkerBatches
+from converters.script.transforms.tfd_io import (ChiefWrites, CollectiveSaves, LoadFromChief,
+                                                 LocalPredict, WorkerBatches)
 from converters.script.transforms.tfd_steps import EvalStepLoss, InlineSteps, TrainStepLoss
 from converters.script.transforms.tfd_strategy import MultiWorkerStrategy, OwnStrategy
 from core.vocabulary import SCRIPT_TARGETS as TARGETS
@@ -33,7 +34,7 @@ TRAIN_STEP = "train_step"
 # global batch and strategy.run are there already: only these rules apply to it.
 MIRRORED = "mirrored"
 MIRRORED_RULES = frozenset({"TFD005", "TFD012", "TFD021", "TFD022", "TFD030", "TFD031", "TFD032",
-                            "TFD033", "TFD052", "TFD001"})
+                            "TFD033", "TFD034", "TFD052", "TFD001"})
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ RULES: list[Rule] = [
        "summary writers, image dumps, plots and rmtree on the chief only"),
     _r("TFD032", "tf-distribute", {"keras_fit", "custom_loop"}, LoadFromChief,
        "weights loaded after training come from the chief; chief-only model files refused"),
+    _r("TFD034", "tf-distribute", {"keras_fit", "custom_loop"}, CollectiveSaves,
+       "saves made on one worker only refused (saving is collective)"),
     _r("TFD033", "tf-distribute", {"keras_fit", "custom_loop"}, LocalPredict,
        "predict() after training run by each worker on all of its input"),
     _r("TFD046", "tf-distribute", {TRAIN_STEP}, TrainStepLoss,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
+from converters.script.findings import Finding
 from converters.script.names import (add_kwarg, call, code, dotted, expr, find_arg, operand,
                                      replace_arg, times)
 from converters.script.transforms.base import RuleTransform, guard
@@ -134,6 +135,40 @@ class LoadFromChief(_ChiefGuarded):
         self.note(original, f"{path} is read after training: every worker reads the chief's copy "
                             "(_tfd_from_chief sends it; files written during training are the chief's)")
         return replace_arg(updated, found[0], call("_tfd_from_chief", found[1].value))
+
+
+class CollectiveSaves(RuleTransform):
+    """A save the script makes on one worker only (``if current_host == hosts[0]:``): saving is
+    collective under MultiWorkerMirroredStrategy (every worker must take part, and only the
+    chief's copy lands at the real path), so one worker alone waits for the others for ever."""
+
+    WORKER_WORDS = ("host", "rank", "chief", "task", "worker", "index")
+
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.tests: list[str] = []
+
+    def visit_If(self, node):
+        self.tests.append(code(node.test))
+
+    def leave_If(self, original, updated):
+        self.tests.pop()
+        return updated
+
+    def visit_Call(self, node):
+        if save_call(self, node) is None or not self.tests:
+            return
+        test = next((t for t in reversed(self.tests)
+                     if CHIEF not in t and any(w in t.lower() for w in self.WORKER_WORDS)), None)
+        if test is None:
+            return
+        line = self.ctx.positions.get(node, (0, 0))[0]
+        self.findings.append(Finding(
+            self.rule_id, line, 1, "error",
+            f"this save runs only where 'if {test.strip()}' holds, but saving is collective under "
+            f"MultiWorkerMirroredStrategy: every worker must save (tfdesk sends the copies of "
+            f"the others to a scratch directory). Save on every worker, without the test, and "
+            f"convert again"))
 
 
 class LocalPredict(_ChiefGuarded):
