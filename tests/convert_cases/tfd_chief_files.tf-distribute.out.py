@@ -72,6 +72,23 @@ def _tfd_from_chief(path):
     return os.path.join(local, name) if name else None
 
 
+def _tfd_load_weights(model, filepath, *args, **kwargs):
+    # tf.distribute: Keras 2 loads a .weights.h5 file's arrays into the compiled metrics'
+    # sync-on-read variables unconverted, which fails under the strategy; the weights go through
+    # an uncompiled copy of the model instead (a subclassed model, which cannot be copied, loads
+    # as before).
+    if str(filepath).endswith(".weights.h5"):
+        try:
+            copy = tf.keras.models.clone_model(model)
+        except Exception:  # noqa: BLE001 - not a functional or Sequential model
+            copy = None
+        if copy is not None:
+            copy.load_weights(filepath, *args, **kwargs)
+            model.set_weights(copy.get_weights())
+            return None
+    return model.load_weights(filepath, *args, **kwargs)
+
+
 if _is_chief():
     shutil.rmtree("logs", ignore_errors=True)
 writer = (tf.summary.create_file_writer("logs/train") if _is_chief() else tf.summary.create_noop_writer())
@@ -92,6 +109,6 @@ with strategy.scope():
     best = keras.callbacks.ModelCheckpoint(_chief_path("best.h5"), save_best_only=True)
     history = model.fit(train_ds, validation_data=val_ds, epochs=2, callbacks=[best], verbose=1 if _is_chief() else 0)
     plot(history)
-    model.load_weights(_tfd_from_chief("best.h5"))
+    _tfd_load_weights(model, _tfd_from_chief("best.h5"))
     model.save(_chief_path("final.keras"))
     reloaded = keras.models.load_model(_chief_path("final.keras"))

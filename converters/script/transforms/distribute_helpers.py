@@ -90,6 +90,23 @@ def _tfd_from_chief(path):
         name = f.read()
     return os.path.join(local, name) if name else None
 ''',
+    "tfd_load_weights": '''
+def _tfd_load_weights(model, filepath, *args, **kwargs):
+    # tf.distribute: Keras 2 loads a .weights.h5 file's arrays into the compiled metrics'
+    # sync-on-read variables unconverted, which fails under the strategy; the weights go through
+    # an uncompiled copy of the model instead (a subclassed model, which cannot be copied, loads
+    # as before).
+    if str(filepath).endswith(".weights.h5"):
+        try:
+            copy = {keras}.models.clone_model(model)
+        except Exception:  # noqa: BLE001 - not a functional or Sequential model
+            copy = None
+        if copy is not None:
+            copy.load_weights(filepath, *args, **kwargs)
+            model.set_weights(copy.get_weights())
+            return None
+    return model.load_weights(filepath, *args, **kwargs)
+''',
     "tfd_predict": '''
 def _tfd_predict(model, x, batch_size=None, verbose="auto", steps=None, **kwargs):
     # tf.distribute: predict() splits its input across the workers (a single example leaves the

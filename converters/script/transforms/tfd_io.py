@@ -134,7 +134,15 @@ class LoadFromChief(_ChiefGuarded):
         self.ctx.helpers.add("tfd_from_chief")
         self.note(original, f"{path} is read after training: every worker reads the chief's copy "
                             "(_tfd_from_chief sends it; files written during training are the chief's)")
-        return replace_arg(updated, found[0], call("_tfd_from_chief", found[1].value))
+        updated = replace_arg(updated, found[0], call("_tfd_from_chief", found[1].value))
+        if isinstance(updated.func, cst.Attribute) and updated.func.attr.value == "load_weights":
+            # model.load_weights(p) -> _tfd_load_weights(model, p): .weights.h5 files need it
+            self.ctx.helpers.add("tfd_load_weights")
+            first = cst.Arg(value=updated.func.value,
+                            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            updated = updated.with_changes(func=cst.Name("_tfd_load_weights"),
+                                           args=[first, *updated.args])
+        return updated
 
 
 class CollectiveSaves(RuleTransform):
