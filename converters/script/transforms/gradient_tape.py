@@ -30,6 +30,20 @@ def gradients_inside(stmt: cst.With, names: list[str]) -> list[str]:
     return [n for n in names if n in called]
 
 
+def input_tapes(stmt: cst.With, names: list[str]) -> list[str]:
+    """The tapes among ``names`` that watch() tensors (not variables) in their block: gradients
+    with respect to inputs (a WGAN's gradient penalty, saliency maps) are per example, and
+    averaging them across workers would mix one worker's examples with another's."""
+    found = []
+    for c in nodes_of(stmt.body, cst.Call):
+        if isinstance(c.func, cst.Attribute) and c.func.attr.value == "watch" and c.args:
+            tape, watched = dotted(c.func.value), code(c.args[0].value)
+            if tape in names and tape not in found and not any(
+                    w in watched for w in ("variables", "weights")):
+                found.append(tape)
+    return found
+
+
 class DistributedTape(StatementRule):
     """Gradients averaged across workers by hvd.DistributedGradientTape. After the block, as
     Horovod's examples do; but when gradient() is called inside the block, wrapping after it
@@ -37,8 +51,17 @@ class DistributedTape(StatementRule):
     tape is wrapped where the block opens it, ``with hvd.DistributedGradientTape(tf.GradientTape())``,
     which records and averages like the plain tape."""
 
+    def _inputs_only(self, original, names: list[str]) -> list[str]:
+        skipped = input_tapes(original, names)
+        if skipped:
+            self.note(original, f"{', '.join(skipped)} differentiates with respect to the tensors it "
+                                "watches (inputs, not weights): those gradients stay per worker, "
+                                "not averaged")
+        return [n for n in names if n not in skipped]
+
     def leave_With(self, original, updated):
         inside = gradients_inside(original, tape_names(original, self))
+        inside = self._inputs_only(original, inside) if inside else inside
         if not inside:
             return updated
         hvd = self.ctx.tape_hvd
@@ -58,6 +81,9 @@ class DistributedTape(StatementRule):
         if not names or gradients_inside(original, names):
             return []
         if following is not None and "DistributedGradientTape" in code(following):
+            return []
+        names = self._inputs_only(original, names)
+        if not names:
             return []
         hvd = self.ctx.tape_hvd
         self.note(original, f"{', '.join(names)} wrapped in {hvd}.DistributedGradientTape: "
