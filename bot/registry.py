@@ -23,6 +23,23 @@ def arg(*flags: str, **kwargs: Any) -> Arg:
     return (flags, kwargs)
 
 
+def count(most: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for a how-many option: a whole number from 1 (to ``most``), so a
+    zero or negative ``--limit`` is a usage error, not silently one result."""
+    def parse(text: str) -> int:
+        import argparse
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"a whole number is needed, not {text!r}") from None
+        if value < 1 or (most is not None and value > most):
+            span = f"from 1 to {most}" if most is not None else "1 or more"
+            raise argparse.ArgumentTypeError(f"must be {span}, not {value}")
+        return value
+    parse.__name__ = "count"
+    return parse
+
+
 def path_args(spec: "CommandSpec") -> list[tuple[str, str]]:
     """(argparse ``dest``, kind) of every path argument of ``spec``; kind is "in" (read),
     "or-name" (read, or a catalog name) or "out" (written)."""

@@ -136,9 +136,11 @@ class Answers:
         """The symbol ``name`` means; a dotted name must be in some release (or be another
         spelling or the TF1 name of one), else :class:`UnknownSymbol` with the nearest names."""
         q = clean_query(name)
-        hit = self.searcher.resolve(q) if q else None
+        if not q:
+            raise KBError("give a symbol name, e.g. tf.keras.Model.fit")
+        hit = self.searcher.resolve(q)
         if hit is None:
-            raise UnknownSymbol(q, self.searcher.nearest_names(q) if q else [], self.releases)
+            raise UnknownSymbol(q, self.searcher.nearest_names(q), self.releases)
         sym = self.kb.symbol_by_id(hit.id)
         if self._not_held(q, sym["name"], hit.how):
             raise self.unknown(q, [{"name": sym["name"]}])

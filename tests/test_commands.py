@@ -80,7 +80,8 @@ def test_ask_in_older_release_shows_that_signature(ctx):
                                    "tf.nn.\udcff\udcfe", "(", "'; DROP TABLE symbols; --", "..."])
 def test_hostile_queries_never_raise(ctx, query):
     _, reply = run_line(ctx, ["ask", query])
-    assert reply.ok, reply.text
+    # Punctuation alone leaves nothing to look up: that is said plainly, never a crash.
+    assert reply.ok or reply.text.startswith("empty question"), reply.text
 
 
 def test_unknown_symbol_offers_nearest_names(ctx):
@@ -193,3 +194,21 @@ def test_slack_commands_cannot_name_files_on_the_server(home, tmp_path):
     # The terminal names any path.
     _, reply = run_line(Context(load_config({"TFDESK_HOME": str(home)})), f"convert {secret}")
     assert "not a file shared" not in reply.text
+
+
+def test_empty_ask_and_history_are_bad_input_not_answers(ctx):
+    _, reply = run_line(ctx, ["ask", ""])
+    assert not reply.ok and reply.status != 0 and "empty question" in reply.text
+    assert json.loads(reply.to_json())["ok"] is False
+    _, reply = run_line(ctx, ["history", " "])
+    assert not reply.ok and reply.status != 0
+    assert reply.text.startswith("give a symbol name") and "no such symbol" not in reply.text
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "51", "many"])
+def test_a_limit_out_of_range_is_a_usage_error(ctx, limit):
+    _, reply = run_line(ctx, ["ask", "softmax", "--limit", limit])
+    assert not reply.ok and reply.status == 2
+    assert "--limit" in reply.text and "usage: tfdesk ask" in reply.text
+    _, reply = run_line(ctx, ["datasets", "list", "--limit", "0"])
+    assert not reply.ok and reply.status == 2 and "must be 1 or more, not 0" in reply.text

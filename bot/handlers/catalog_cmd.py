@@ -14,7 +14,7 @@ from bot.handlers.catalog_owners import (check_owners, first_owner, model_store,
                                          not_tfdesk_folder)
 from bot.handlers.pipeline_gate import check_steps
 from bot.permissions import Forbidden, check_owner
-from bot.registry import arg, command, group
+from bot.registry import arg, command, count, group
 from bot.reply import Reply
 
 # kind -> (module name in catalog, columns shown by 'list', what 'show' takes)
@@ -38,7 +38,7 @@ FILTERS = [arg("--project", "-p", help="only entries of this project"),
            arg("--tag", "-t", help="only entries with this tag"),
            arg("--owner", "-o", help="only entries added by this owner"),
            arg("--search", "-s", help="text in the name or description"),
-           arg("--limit", "-n", type=int, default=50, help="how many (default 50, newest first)"),
+           arg("--limit", "-n", type=count(), default=50, help="how many (default 50, newest first)"),
            arg("--offset", type=int, default=0, help="skip this many (paging)")]
 COMMON_ADD = [arg("--description", "-d", default="", help="what it is, in a sentence"),
               arg("--tag", "-t", action="append", dest="tags", default=[],
@@ -416,7 +416,7 @@ def pipeline_status(ctx, run):
 
 
 @command("pipeline runs", "recent runs of one pipeline or of all",
-         args=[arg("name", nargs="?"), arg("--limit", "-n", type=int, default=20)], permission="read")
+         args=[arg("name", nargs="?"), arg("--limit", "-n", type=count(), default=20)], permission="read")
 def pipeline_runs(ctx, name, limit):
     from catalog import runs
     rows = runs.list_runs(db(ctx), name, limit)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from bot.context import Context
-from bot.registry import arg, command, group
+from bot.registry import arg, command, count, group
 from bot.reply import Reply
 
 MAX_LISTED = 40
@@ -39,11 +39,14 @@ def _symbol_lines(d: dict) -> list[str]:
 @command("ask", "find TensorFlow API by name, misspelling, TF1 name or question",
          args=[arg("query", nargs="+", help="a symbol name or a question"),
                arg("--version", "-v", help="show signatures in this release (default: newest)"),
-               arg("--limit", "-k", type=int, default=5, help="how many results (default 5)")],
+               arg("--limit", "-k", type=count(50), default=5,
+                   help="how many results, 1 to 50 (default 5)")],
          examples=["tfdesk ask tf.nn.softmax", "tfdesk ask pad a tensor with zeros",
                    "tfdesk ask tf.Session --version 2.15", "tfdesk ask tf.nn.softmx"], permission="read")
 def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Reply:
     data = answers(ctx).ask(" ".join(query), version=version, limit=limit)
+    if not data["query"]:  # nothing to look up is bad input, not an answer
+        return Reply.error(data["message"], data)
     legacy = ""
     if data.get("legacy"):
         lg = data["legacy"]
