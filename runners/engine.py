@@ -89,6 +89,7 @@ class Engine(Observing):
         if self.started:
             return self
         self.started = True
+        self.local.note_user()
         self._ensure_dispatcher()
         self.reconcile()
         self._tick()

@@ -57,6 +57,10 @@ def pid_alive(pid: int | None, pid_start: int | None) -> bool:
     return start is not None and start == (pid_start if pid_start is not None else start)
 
 
+# The user notes already said in this process (see LocalBackend.note_user).
+_NOTED: set[str] = set()
+
+
 class LocalBackend:
     name = "local"
     reattach_note = None
@@ -79,8 +83,15 @@ class LocalBackend:
                 self.user_note += (f", but {missing} is out of that user's reach, so local jobs "
                                    f"run as {isolation.pwd.getpwuid(os.geteuid()).pw_name} "
                                    "until it is readable by it (see site_docs/admin/security.md)")
-        (log.info if self.user_reachable else log.warning)("%s", self.user_note)
         self._warned: set[str] = set()
+
+    def note_user(self) -> None:
+        """Say who local jobs run as, once per process: where jobs are really started (a
+        long-running engine, the first job launched), not on every read-only command."""
+        if self.user_note in _NOTED:
+            return
+        _NOTED.add(self.user_note)
+        (log.info if self.user_reachable else log.warning)("%s", self.user_note)
 
     def _run_as(self, plan: LocalPlan, workdir: Path) -> tuple[isolation.JobUser | None, str]:
         """The user this job runs as and the supervisor's interpreter: the job user when every
@@ -169,6 +180,7 @@ class LocalBackend:
                       for pr in plan.procs],
             "cwd": str(workdir), "log": str(p["log"]), "exit": str(p["exit"]),
             "timeout": timeout, "grace": self.grace_s}))
+        self.note_user()
         user, python = self._run_as(plan, workdir)
         as_user: dict[str, Any] = {}
         if user is not None:

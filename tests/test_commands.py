@@ -212,3 +212,11 @@ def test_a_limit_out_of_range_is_a_usage_error(ctx, limit):
     assert "--limit" in reply.text and "usage: tfdesk ask" in reply.text
     _, reply = run_line(ctx, ["datasets", "list", "--limit", "0"])
     assert not reply.ok and reply.status == 2 and "must be 1 or more, not 0" in reply.text
+
+
+def test_read_only_job_commands_do_not_warn_who_jobs_run_as(home):
+    # Said once where jobs are started (serve, the first job launched), not on every look.
+    for args in (["jobs"], ["jobs", "--json"], ["job", "nosuch"], ["logs", "nosuch"],
+                 ["cancel", "nosuch"]):
+        r = _cli(home, *args)
+        assert "local jobs run as" not in r.stderr + r.stdout, args

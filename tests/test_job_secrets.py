@@ -194,4 +194,6 @@ def test_start_message_names_what_the_job_user_cannot_reach(tmp_path, caplog):
     hidden.mkdir()
     backend = LocalBackend(reach=(Path(SYSTEM_PYTHON), hidden))
     assert backend.user is not None and not backend.user_reachable
+    assert "run as" not in caplog.text  # said where jobs start, not whenever jobs are looked at
+    backend.note_user()
     assert str(hidden) in caplog.text and "out of that user's reach" in caplog.text
