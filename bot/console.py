@@ -24,6 +24,7 @@ def console_loop(config: Config, stdin=None, stdout=None, services=None) -> int:
             pass
     print(BANNER, file=stdout, flush=True)
     ctx, progress = make_progress_context(config, services=services)
+    ctx.console = True
     while True:
         if interactive:
             try:

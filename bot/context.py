@@ -27,6 +27,8 @@ class Context:
     # Called by dispatch for every command that changes something or is refused:
     # audit(command name, command line, allowed, reason).
     audit: Callable[[str, str, bool, str], None] | None = None
+    # Typed at the local console (bot.console), where `serve` would only open another one.
+    console: bool = False
 
     def __post_init__(self) -> None:
         if self.services is None:

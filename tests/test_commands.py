@@ -220,3 +220,14 @@ def test_read_only_job_commands_do_not_warn_who_jobs_run_as(home):
                  ["cancel", "nosuch"]):
         r = _cli(home, *args)
         assert "local jobs run as" not in r.stderr + r.stdout, args
+
+
+def test_serve_typed_in_the_console_does_not_open_a_second_one(home):
+    import io
+
+    from bot.console import BANNER, console_loop
+    out = io.StringIO()
+    rc = console_loop(load_config({"TFDESK_HOME": str(home)}), stdin=io.StringIO("serve\nquit\n"),
+                      stdout=out)
+    assert rc == 0
+    assert out.getvalue().count(BANNER) == 1 and "already in the tfdesk console" in out.getvalue()

@@ -55,6 +55,9 @@ def choose_mode(config: Config) -> str:
                      "SLACK_SIGNING_SECRET. With no Slack credentials, the local console.",
          examples=["tfdesk serve", "tfdesk serve --port 8080"], permission="terminal")
 def serve(ctx, port: int, host: str | None):
+    if ctx.console:
+        return Reply.error("already in the tfdesk console: type a command here, or 'quit' to "
+                           "leave it; `tfdesk serve` with Slack credentials runs the Slack bot")
     mode = choose_mode(ctx.config)
     if mode == "console":
         from bot.console import console_loop
