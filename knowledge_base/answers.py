@@ -185,6 +185,11 @@ class Answers:
         o1, o2 = self.kb.ord_of(v1), self.kb.ord_of(v2)
         if o1 == o2:
             raise KBError(f"{v1} and {v2} are the same release")
+        # Asked newer first: answered older -> newer (and said so), so that moves are moves
+        # and the release page linked is the newer one's, as in the usual order.
+        swapped = o1 > o2
+        if swapped:
+            o1, o2 = o2, o1
         if module:
             module = clean_query(module).rstrip(".")
             if not module.startswith("tf"):
@@ -215,33 +220,31 @@ class Answers:
             if s["object"]:
                 by_obj_new.setdefault(s["object"], []).append(n)
         moved = []
-        if o1 < o2:
-            # Moves recorded by the builder (same object, or an alias that survived).
-            rows = self.kb.db.execute(
-                "SELECT s.name, e.data FROM events e JOIN symbols s ON s.id = e.symbol_id "
-                "WHERE e.kind = 'removed' AND e.data IS NOT NULL AND e.ord > ? AND e.ord <= ?",
-                (o1, o2))
-            recorded = {n: json.loads(d).get("to") for n, d in rows}
-            for n in removed:
-                # Members move with their class only (see the builder's recorded moves).
-                member = old[n]["kind"] in ("method", "property")
-                targets = [] if member else by_obj_new.get(old[n]["object"] or "", [])
-                if targets:
-                    moved.append({"from": n, "to": sorted(targets, key=canonical_rank)[0]})
-                elif recorded.get(n) in new:
-                    moved.append({"from": n, "to": recorded[n]})
+        # Moves recorded by the builder (same object, or an alias that survived).
+        rows = self.kb.db.execute(
+            "SELECT s.name, e.data FROM events e JOIN symbols s ON s.id = e.symbol_id "
+            "WHERE e.kind = 'removed' AND e.data IS NOT NULL AND e.ord > ? AND e.ord <= ?",
+            (o1, o2))
+        recorded = {n: json.loads(d).get("to") for n, d in rows}
+        for n in removed:
+            # Members move with their class only (see the builder's recorded moves).
+            member = old[n]["kind"] in ("method", "property")
+            targets = [] if member else by_obj_new.get(old[n]["object"] or "", [])
+            if targets:
+                moved.append({"from": n, "to": sorted(targets, key=canonical_rank)[0]})
+            elif recorded.get(n) in new:
+                moved.append({"from": n, "to": recorded[n]})
         moved_from = {m["from"] for m in moved}
-        forward = o1 < o2
         return {
             "from": self.kb.versions[o1], "to": self.kb.versions[o2], "module": module,
-            "direction": "forward" if forward else "backward",
+            "swapped": swapped,
             "added": added, "removed": [n for n in removed if n not in moved_from],
             "moved": moved, "changed": changed, "deprecated": deprecated,
             "undeprecated": undeprecated,
             "counts": {"added": len(added), "removed": len(removed) - len(moved),
                        "moved": len(moved), "changed": len(changed),
                        "deprecated": len(deprecated)},
-            "url": links.url(self.site_url, links.release_page(self.kb.versions[max(o1, o2)])),
+            "url": links.url(self.site_url, links.release_page(self.kb.versions[o2])),
         }
 
     def _state(self, ord_: int, module: str | None) -> dict[str, dict]:

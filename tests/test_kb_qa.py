@@ -57,3 +57,13 @@ def test_symbol_missing_from_the_asked_release_says_when_it_exists(kb):
 def test_diff_of_a_module_in_neither_release(kb):
     with pytest.raises(KBError, match="tf.estimator is in neither 2.17 nor 2.18"):
         kb.diff("2.17", "2.18", module="tf.estimator")
+
+
+def test_diff_given_newer_first_is_the_same_diff_said_as_such(kb):
+    forward, backward = kb.diff("2.15", "2.16"), kb.diff("2.16", "2.15")
+    assert forward["counts"]["moved"] > 0 and not forward["swapped"]
+    assert backward["swapped"] and (backward["from"], backward["to"]) == ("2.15", "2.16")
+    assert backward["counts"] == forward["counts"] and backward["moved"] == forward["moved"]
+    assert backward["url"] == forward["url"] and backward["url"].endswith("/changes/2.16/")
+    older = kb.diff("2.16", "2.10")
+    assert (older["from"], older["to"]) == ("2.10", "2.16")

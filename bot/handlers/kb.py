@@ -104,6 +104,9 @@ def diff(ctx: Context, v1: str, v2: str, module: str | None) -> Reply:
     lines = [f"{data['from']} → {data['to']}{scope}: {c['added']} added, {c['removed']} removed, "
              f"{c['moved']} moved, {c['changed']} signatures changed, "
              f"{c['deprecated']} newly deprecated", data["url"]]
+    if data.get("swapped"):
+        lines.insert(0, f"(newer release given first: showing what changed from {data['from']} "
+                        f"to {data['to']})")
 
     def section(title, items, fmt):
         if not items:
