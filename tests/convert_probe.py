@@ -135,6 +135,9 @@ def _patch_data():
         for name in BUILDERS:
             if hasattr(module, name):
                 setattr(module, name, _scaled_builder(getattr(module, name), BUILDERS[name]))
+    # So do tf.data's record readers (batch_size is their second positional argument).
+    for name in READERS:
+        setattr(tf.data.experimental, name, _scaled_reader(getattr(tf.data.experimental, name)))
 
 
 BUILDERS = {"image_dataset_from_directory": 32, "text_dataset_from_directory": 32,
@@ -147,6 +150,20 @@ def _scaled_builder(builder, default):
             kwargs["batch_size"] = kwargs.get("batch_size", default) * BATCH_FACTOR
         kwargs.setdefault("shuffle", False)
         return builder(*args, **kwargs)
+    return scaled
+
+
+READERS = ("make_csv_dataset", "make_batched_features_dataset")
+
+
+def _scaled_reader(reader):
+    def scaled(*args, **kwargs):
+        if BATCH_FACTOR != 1 and _from_script():
+            if len(args) > 1:
+                args = (args[0], args[1] * BATCH_FACTOR) + tuple(args[2:])
+            else:
+                kwargs["batch_size"] = kwargs["batch_size"] * BATCH_FACTOR
+        return reader(*args, **kwargs)
     return scaled
 
 

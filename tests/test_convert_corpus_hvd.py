@@ -23,6 +23,7 @@ EXPECTED = {
     "xla_jit_train_step.py": ["custom_loop"],
     "mnist_convnet_numpy.py": ["keras_fit"],
     "grads_inside_tape.py": ["custom_loop"],
+    "csv_records_loop.py": ["custom_loop"],
     "mirrored_strategy_fit.py": ("HVD004", "MirroredStrategy"),
     "keras3_optimizer_apply.py": ("HVD002", "Keras 3"),
 }

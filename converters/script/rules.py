@@ -70,7 +70,7 @@ RULES: list[Rule] = [
     _r("HVD040", "horovod", ALL, ShardDatasets, "datasets sharded by rank"),
     _r("HVD041", "horovod", {"keras_fit"}, ShardArrays, "arrays given to fit() split by rank"),
     _r("HVD042", "horovod", ALL, ShardBuilders,
-       "image/text_dataset_from_directory and tfds.load sharded by rank"),
+       "image/text_dataset_from_directory, make_csv_dataset and tfds.load sharded by rank"),
     _r("HVD043", "horovod", ALL, AdaptWholeData,
        "adapt() of preprocessing layers sees all the data on every rank"),
     _r("HVD050", "horovod", {"custom_loop", TRAIN_STEP}, DistributedTape,

@@ -150,6 +150,17 @@ DATASET_BUILDERS = {
     "keras.utils.timeseries_dataset_from_array": False,
     "keras.preprocessing.timeseries_dataset_from_array": False,
 }
+# tf.data readers that batch (and by default shuffle) records themselves: sharded by rank like
+# the builders above. Value: (keyword of their shuffle seed, position of batch_size).
+BATCHING_READERS = {f"{tf}.data.experimental.{name}": ("shuffle_seed", 1)
+                    for tf in ("tf", "tf1")
+                    for name in ("make_csv_dataset", "make_batched_features_dataset")}
+# tf.data sources no rule shards (a generator, a range, a saved dataset, other record formats):
+# Horovod gives a warning naming them, since every worker would read all of it while the
+# learning rate is scaled. Classes ending in "Dataset" under tf.data count too.
+UNSHARDED_DATASET_SOURCES = {f"{tf}.data.{name}" for tf in ("tf", "tf1") for name in (
+    "Dataset.from_generator", "Dataset.range", "Dataset.load", "experimental.load",
+    "experimental.CsvDataset", "experimental.SqlDataset", "FixedLengthRecordDataset")}
 # TensorFlow Datasets: split strings sharded with tfds.even_splits.
 TFDS_LOADS = {"tensorflow_datasets.load"}
 SEED_FOR_SHARDS = "1337"

@@ -45,25 +45,35 @@ class ShardBuilders(RuleTransform):
         q = self.q(updated.func)
         if q in T.DATASET_BUILDERS:
             return self._builder(original, updated, T.DATASET_BUILDERS[q])
+        if q in T.BATCHING_READERS:
+            return self._builder(original, updated, True, *T.BATCHING_READERS[q])
         if q in T.TFDS_LOADS:
             return self._tfds(original, updated)
         return updated
 
-    def _builder(self, original, updated, shuffles):
-        size, rank = self.ctx.size, f"{self.ctx.hvd}.rank()"
+    def _builder(self, original, updated, shuffles, seed="seed", batch_at=None):
+        size = self.ctx.size
         seeded = ""
         shuffle = find_arg(updated, "shuffle", None)
         off = shuffle is not None and code(shuffle[1].value).strip() in ("False", "0")
-        if shuffles and not off and find_arg(updated, "seed", None) is None:
-            updated = add_kwarg(updated, "seed", expr(T.SEED_FOR_SHARDS))
-            seeded = (f"; seed={T.SEED_FOR_SHARDS} added so every rank shuffles the files in "
-                      f"the same order and the shards split one order")
-        batch = find_arg(updated, "batch_size", None)
+        if shuffles and not off and find_arg(updated, seed, None) is None:
+            updated = add_kwarg(updated, seed, expr(T.SEED_FOR_SHARDS))
+            what = "files" if batch_at is None else "records"
+            seeded = (f"; {seed}={T.SEED_FOR_SHARDS} added so every rank shuffles the {what} "
+                      f"in the same order and the shards split one order")
+        batch = find_arg(updated, "batch_size", batch_at)
         per = code(batch[1].value).strip() if batch else "32 (the default)"
         self.ctx.helpers.add("shard_dataset")
-        self.note(original, f"batches sharded by rank (_hvd_shard: every rank the same "
-                            f"number of batches): one worker's batch is {per}, the global batch "
-                            f"{size} times that{seeded}")
+        if batch_at is None or self.a.has_steps_per_epoch:  # folders: counted when built
+            self.note(original, f"batches sharded by rank (_hvd_shard: every rank the same "
+                                f"number of batches): one worker's batch is {per}, the global "
+                                f"batch {size} times that{seeded}")
+        else:  # records read from files: their number is not known before they are read
+            self.note(original, f"batches sharded by rank (_hvd_shard): one worker's batch is "
+                                f"{per}, the global batch {size} times that{seeded}; the number "
+                                f"of batches is not known before they are read, and every worker "
+                                f"must run the same number of steps, so keep it divisible by the "
+                                f"number of workers or pass steps_per_epoch", "warning")
         return call("_hvd_shard", updated)
 
     def _tfds(self, original, updated):

@@ -20,7 +20,19 @@ class ShardDatasets(RuleTransform):
 
     def leave_Call(self, original, updated):
         q = self.q(updated.func)
-        if q not in T.DATASET_SOURCES or id(original) in self.sharded:
+        if id(original) in self.sharded:
+            return updated
+        if q not in T.DATASET_SOURCES:
+            if q in T.UNSHARDED_DATASET_SOURCES or (
+                    q and q.startswith(("tf.data.", "tf1.data.")) and q.endswith("Dataset")
+                    and q.split(".")[-1][0].isupper() and q not in T.BATCHING_READERS):
+                # Safety net: a source no rule shards must not reach training silently.
+                self.note(original, f"{q}() is a source tfdesk does not shard: if it feeds "
+                                    f"training, every worker reads all of it while the learning "
+                                    f"rate is scaled by {self.ctx.size} for a global batch of "
+                                    f"{self.ctx.size} batches, so each epoch trains on the data "
+                                    f"{self.ctx.size} times; shard it where it is built "
+                                    f"(.shard({self.ctx.size}, {self.ctx.hvd}.rank()))", "warning")
             return updated
         self.ctx.helpers.add("shard_dataset")
         msg = "dataset sharded by rank (_hvd_shard: each worker reads 1/size of it"

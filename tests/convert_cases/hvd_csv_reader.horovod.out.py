@@ -1,0 +1,54 @@
+import tensorflow as tf
+
+import horovod.tensorflow.keras as hvd
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+
+_hvd_whole = None  # set while adapt() reads its data (_hvd_unsharded): every element passes
+
+
+def _hvd_shard(dataset):
+    # Horovod: each rank reads every size-th element (or batch) of the input. When the input's
+    # length is known, the last few that would leave ranks with unequal counts are dropped: a
+    # rank with one step more than the others would wait for them forever.
+    global _hvd_whole
+    size, rank = hvd.size(), hvd.rank()
+    if not tf.executing_eagerly():  # TF1 graph code
+        return dataset.shard(size, rank)
+    if _hvd_whole is None:
+        _hvd_whole = tf.Variable(False, trainable=False)
+    count = int(dataset.cardinality())
+    keep = count // size * size if count > 0 else -1
+
+    def mine(index, element):
+        return _hvd_whole | ((index % size == rank) & ((keep < 0) | (index < keep)))
+
+    out = dataset.enumerate().filter(mine).map(lambda index, element: element)
+    out._hvd_sharded = True
+    return out
+
+
+columns = ["a", "b", "label"]
+train = _hvd_shard(tf.data.experimental.make_csv_dataset("train.csv", 16, column_names=columns,
+                                              label_name="label", num_epochs=1, shuffle_seed=1337))
+held_out = _hvd_shard(tf.data.experimental.make_csv_dataset("test.csv", batch_size=16, label_name="label",
+                                                 num_epochs=1, shuffle=False))
+extra = tf.data.Dataset.from_generator(lambda: iter([]), output_signature=tf.TensorSpec([2]))
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.SGD(0.01 * hvd.size())), loss="mse")
+model.fit(train.map(lambda f, y: (tf.stack(list(f.values()), axis=1), y)), epochs=2, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
