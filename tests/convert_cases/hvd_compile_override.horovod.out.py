@@ -1,0 +1,64 @@
+import tensorflow as tf
+
+import horovod.tensorflow.keras as hvd
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+
+def _hvd_shard_arrays(data):
+    # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
+    # number of samples, so all ranks run the same number of steps); datasets pass through.
+    if isinstance(data, dict):
+        return {key: _hvd_shard_arrays(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_hvd_shard_arrays(value) for value in data)
+    if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
+        return data
+    end = len(data) // hvd.size() * hvd.size()
+    return data[hvd.rank():end:hvd.size()]
+
+
+def _hvd_distributed(optimizer):
+    # Horovod: an optimizer built where tfdesk could not follow. The global batch is hvd.size()
+    # times one worker's, so its learning rate is scaled, and it is wrapped so gradients are
+    # averaged; one that already is (built by a class tfdesk wrapped) is left as it is.
+    optimizer = tf.keras.optimizers.get(optimizer)
+    if hasattr(optimizer, "_allreduce_grads"):  # already a hvd.DistributedOptimizer
+        return optimizer
+    rate = optimizer.learning_rate
+    if isinstance(rate, tf.keras.optimizers.schedules.LearningRateSchedule):
+        raise SystemExit("tfdesk: this optimizer's learning rate is a schedule built where "
+                         "tfdesk could not scale it; multiply its rates by hvd.size()")
+    optimizer.learning_rate = float(tf.keras.backend.get_value(rate)) * hvd.size()
+    return hvd.DistributedOptimizer(optimizer)
+
+
+class Distiller(tf.keras.Model):
+    def __init__(self, student):
+        super().__init__()
+        self.student = student
+
+    def compile(self, optimizer, metrics, alpha=0.1):
+        super().compile(optimizer=_hvd_distributed(optimizer), metrics=metrics)
+        self.alpha = alpha
+
+    def call(self, x):
+        return self.student(x)
+
+
+model = Distiller(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), metrics=["mae"])
+model.fit(_hvd_shard_arrays(x_train), _hvd_shard_arrays(y_train), batch_size=8, epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
