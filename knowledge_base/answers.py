@@ -140,7 +140,7 @@ class Answers:
             raise KBError("give a symbol name, e.g. tf.keras.Model.fit")
         hit = self.searcher.resolve(q)
         if hit is None:
-            raise UnknownSymbol(q, self.searcher.nearest_names(q), self.releases)
+            raise self.unknown(q, [])
         sym = self.kb.symbol_by_id(hit.id)
         if self._not_held(q, sym["name"], hit.how):
             raise self.unknown(q, [{"name": sym["name"]}])
@@ -163,9 +163,17 @@ class Answers:
         """The answer for a dotted name no release holds: the closest full names first (what
         the search found, then names spelt most like the whole path), then same last part."""
         from rapidfuzz import fuzz, process
-        names = self.searcher.names
-        close = [n for n, _score, _ in process.extract(q, names, scorer=fuzz.ratio, limit=3,
-                                                         score_cutoff=70)]
+        names, renames = self.searcher.names, self.searcher.renames
+        scored = [(score, n) for n, score, _ in process.extract(
+            q, names, scorer=fuzz.ratio, limit=3, score_cutoff=70)]
+        # TF1 names (tf.Session) are not symbols of any release but resolve through the
+        # rename table: one spelt like q suggests its TF2 home (tf.compat.v1.Session).
+        for old, score, _ in process.extract(q, list(renames), scorer=fuzz.ratio, limit=3,
+                                             score_cutoff=70):
+            new = renames[old][0]
+            if new and new in self.searcher.name_to_id:
+                scored.append((score, new))
+        close = [n for _score, n in sorted(scored, key=lambda x: -x[0])]
         picks = close + [f["name"] for f in found[:1]] + self.searcher.nearest_names(q)
         return UnknownSymbol(q, list(dict.fromkeys(picks))[:5], self.releases)
 

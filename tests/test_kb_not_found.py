@@ -59,3 +59,17 @@ def test_terminal_exits_non_zero_with_suggestions(tmp_path):
     assert "nearest names:" in r.stderr
     r = cli("ask", "tf.nosuch.thing", "--json")
     assert r.returncode == 1 and json.loads(r.stdout)["match"] == "none"
+
+
+def test_a_misspelt_tf1_name_suggests_its_tf2_home(shipped_kb):
+    # tf.Session is no symbol of any release, but the rename table knows where it went.
+    with pytest.raises(UnknownSymbol) as missing:
+        shipped_kb.history("tf.Sessionn")
+    assert missing.value.suggestions[0] == "tf.compat.v1.Session"
+    with pytest.raises(UnknownSymbol) as missing:
+        shipped_kb.history("tf.train.AdamOptimiser")
+    assert missing.value.suggestions[0] == "tf.compat.v1.train.AdamOptimizer"
+    out = shipped_kb.ask("tf.placeholdr")
+    assert out["match"] == "none" and out["suggestions"][0] == "tf.compat.v1.placeholder"
+    first = shipped_kb.ask("tf.Session")["results"][0]
+    assert first["name"] == "tf.compat.v1.Session" and first["match"] == "legacy"
