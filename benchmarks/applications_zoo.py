@@ -1,7 +1,7 @@
 """Builds Keras Applications models as SavedModels, for benchmarks/models.py --zoo applications
 and the slow tests. Runs in the runner env (nothing is downloaded: ``weights=None``):
 
-    .venv-runner/bin/python benchmarks/applications_zoo.py [--untrained] OUT_DIR NAME[:SIZE] ...
+    .venv-runner/bin/python benchmarks/applications_zoo.py [--untrained] [--steps N] OUT_DIR NAME[:SIZE] ...
 
 Each model is then trained briefly on a synthetic image task, because a network with random
 weights is chaotic: 1 % of noise on its input already changes its top class on about half
@@ -31,7 +31,7 @@ MODELS = {
 }
 SEED = 7
 CLASSES = 10
-STEPS = 50
+STEPS = 35
 BATCH = 32
 
 
@@ -61,7 +61,8 @@ def task_samples(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return (protos[labels] * contrast + noise).astype("float32"), labels
 
 
-def build(name: str, size: int, train: bool = True) -> tuple[tf.keras.Model, float | None]:
+def build(name: str, size: int, train: bool = True,
+          steps: int = STEPS) -> tuple[tf.keras.Model, float | None]:
     tf.keras.utils.set_random_seed(SEED)
     model = getattr(tf.keras.applications, name)(weights=None, input_shape=(size, size, 3),
                                                  classes=CLASSES)
@@ -69,7 +70,7 @@ def build(name: str, size: int, train: bool = True) -> tuple[tf.keras.Model, flo
         return model, None
     model.compile(tf.keras.optimizers.Adam(1e-3), "sparse_categorical_crossentropy",
                   metrics=["accuracy"])
-    x, y = task_samples(STEPS * BATCH, size, seed=1)
+    x, y = task_samples(steps * BATCH, size, seed=1)
     hist = model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0)
     set_batchnorm_statistics(model, x[:128])
     print(f"{name}: training accuracy {hist.history['accuracy'][-1]:.3f}", flush=True)
@@ -77,12 +78,12 @@ def build(name: str, size: int, train: bool = True) -> tuple[tf.keras.Model, flo
     return model, float(model.evaluate(xv, yv, verbose=0)[1])
 
 
-def main(out: Path, names: list[str], train: bool = True) -> None:
+def main(out: Path, names: list[str], train: bool = True, steps: int = STEPS) -> None:
     """``train=False`` (--untrained): the SavedModel only, for conversion tests."""
     for item in names:
         name, _, size = item.partition(":")
         size = int(size or MODELS[name])
-        model, accuracy = build(name, size, train)
+        model, accuracy = build(name, size, train, steps)
         tf.saved_model.save(model, str(out / name))
         if not train:
             print(f"{name} params={model.count_params()} untrained", flush=True)
@@ -92,11 +93,16 @@ def main(out: Path, names: list[str], train: bool = True) -> None:
         x, y = task_samples(256, size, seed=4)
         np.savez(out / f"{name}.heldout.npz", x)
         np.save(out / f"{name}.heldout_labels.npy", y)
-        print(f"{name} params={model.count_params()} accuracy={accuracy:.3f}", flush=True)
+        print(f"{name} params={model.count_params()} accuracy={accuracy:.3f} size={size} "
+              f"steps={steps}", flush=True)
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    untrained = "--untrained" in args
-    args = [a for a in args if a != "--untrained"]
-    main(Path(args[0]), args[1:] or list(MODELS), train=not untrained)
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--untrained", action="store_true")
+    ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("out")
+    ap.add_argument("names", nargs="*")
+    a = ap.parse_args()
+    main(Path(a.out), a.names or list(MODELS), train=not a.untrained, steps=a.steps)

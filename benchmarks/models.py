@@ -113,6 +113,7 @@ def applications(a, tmp: Path) -> int:
         print(f"== {name}: building (weights=None, short synthetic training) ...", flush=True)
         t0 = time.perf_counter()
         built = subprocess.run([a.runner, str(ROOT / "benchmarks" / "applications_zoo.py"),
+                                *(["--steps", str(a.train_steps)] if a.train_steps else []),
                                 str(tmp), item], capture_output=True, text=True, env=runner_env())
         build_s = time.perf_counter() - t0
         if built.returncode != 0:
@@ -130,6 +131,7 @@ def applications(a, tmp: Path) -> int:
         print("   converting, quantising, validating, benchmarking ...", flush=True)
         report = jobspec.run_foreground(work, a.runner)
         row = application_row(name, report, build_s)
+        row.update(dict(kv.split("=", 1) for kv in built.stdout.split()[-4:] if "=" in kv))
         row.update(accuracies(work / "out" / "held_out_predictions.npz",
                               tmp / f"{name}.heldout_labels.npy"))
         rows.append(row)
@@ -161,17 +163,18 @@ def _f(v, fmt: str) -> str:
 
 def markdown(rows: list[dict]) -> str:
     batches = sorted({b for r in rows for b in r["batches"]})
-    out = ["| model | convert s | fp32 max err | INT8 top-1 agreement | INT8 max err | "
+    out = ["| model | px | trained steps | convert s | fp32 max err | INT8 top-1 agreement | INT8 max err | "
            "task accuracy TF · INT8 | "
            + " | ".join(f"batch {b} p50 / p99 ms: TF · ORT fp32 · ORT INT8 | batch {b} "
                         "throughput /s: TF · fp32 · INT8" for b in batches) + " | batch-1 speed-up fp32 · INT8 |",
-           "|---|---|---|---|---|---|" + "---|---|" * len(batches) + "---|"]
+           "|---|---|---|---|---|---|---|---|" + "---|---|" * len(batches) + "---|"]
     for r in rows:
         if not r["batches"]:
             out.append(f"| {r['model']} | failed: {(r.get('error') or r.get('status') or '')[:120]} |"
-                       + " |" * (5 + 2 * len(batches)))
+                       + " |" * (7 + 2 * len(batches)))
             continue
-        cells = [r["model"], _f(r["convert_s"], ".0f"), _f(r["fp32_max_err"], ".1e"),
+        cells = [r["model"], str(r.get("size", "?")), str(r.get("steps", "?")),
+                 _f(r["convert_s"], ".0f"), _f(r["fp32_max_err"], ".1e"),
                  f"{_f(r['int8_top1'], '.1%')} of {r.get('held_out', '?')}",
                  _f(r["int8_max_err"], ".2g"),
                  f"{_f(r.get('original_accuracy'), '.1%')} · {_f(r.get('converted_accuracy'), '.1%')}"]
@@ -196,6 +199,8 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=None)
     ap.add_argument("--budget", type=float, default=8.0, help="seconds per series and batch")
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    ap.add_argument("--train-steps", type=int, default=None,
+                    help="applications: training steps per model (default: applications_zoo's)")
     ap.add_argument("--runner", default=os.environ.get("TFDESK_RUNNER_PYTHON")
                     or str(ROOT / ".venv-runner" / "bin" / "python"))
     a = ap.parse_args()
