@@ -203,6 +203,10 @@ def _patch_random():
 
     for name in RANDOM_OPS:
         setattr(tf.random, name, flagged(name, getattr(tf.random, name)))
+    # NumPy shuffles of the data: a conversion draws them from a generator seeded 1337 on every
+    # worker (tables.SEED_FOR_SHARDS); the reference draws its order from the same one.
+    same = np.random.RandomState(1337)
+    np.random.permutation, np.random.shuffle = same.permutation, same.shuffle
 
 
 def install(script_path: str) -> None:

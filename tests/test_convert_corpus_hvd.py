@@ -24,6 +24,7 @@ EXPECTED = {
     "mnist_convnet_numpy.py": ["keras_fit"],
     "grads_inside_tape.py": ["custom_loop"],
     "csv_records_loop.py": ["custom_loop"],
+    "numpy_permutation_fit.py": ["keras_fit"],
     "mirrored_strategy_fit.py": ("HVD004", "MirroredStrategy"),
     "keras3_optimizer_apply.py": ("HVD002", "Keras 3"),
 }

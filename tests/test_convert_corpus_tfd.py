@@ -12,6 +12,7 @@ SCRIPTS = Path(__file__).parent / "scripts"
 # script -> the rule ids its conversion must report (the pattern it reproduces)
 CONVERTS = {
     "train_step_compiled_loss.py": {"TFD046", "TFD023", "TFD010"},
+    "numpy_permutation_fit.py": {"TFD024"},
     "train_step_loss_object.py": {"TFD046", "TFD047"},
     "mirrored_custom_loop.py": {"TFD005", "TFD030"},
     "mirrored_fit_checkpoint.py": {"TFD005", "TFD021", "TFD032"},

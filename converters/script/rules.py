@@ -16,6 +16,7 @@ from converters.script.transforms.xla import NoXLA, NoXLAForStrategy
 from converters.script.transforms.gradient_tape import BroadcastAfterFirstStep, DistributedTape
 from converters.script.transforms.learning_rate import ScaleLearningRate
 from converters.script.transforms.optimizer import WrapOptimizer
+from converters.script.transforms.same_shuffle import SameShuffle
 from converters.script.transforms.saving import ChiefSaves, Rank0Saves
 from converters.script.transforms.scope import StrategyScope
 from converters.script.transforms.setup import HorovodSetup, StrategySetup
@@ -73,6 +74,8 @@ RULES: list[Rule] = [
        "image/text_dataset_from_directory, make_csv_dataset and tfds.load sharded by rank"),
     _r("HVD043", "horovod", ALL, AdaptWholeData,
        "adapt() of preprocessing layers sees all the data on every rank"),
+    _r("HVD044", "horovod", {"keras_fit", "custom_loop"}, SameShuffle,
+       "np.random.permutation/shuffle drawn alike on every worker (unless NumPy is seeded)"),
     _r("HVD050", "horovod", {"custom_loop", TRAIN_STEP}, DistributedTape,
        "hvd.DistributedGradientTape (opened as one when gradients are taken inside the block)"),
     _r("HVD051", "horovod", {"custom_loop"}, BroadcastAfterFirstStep,
@@ -98,6 +101,8 @@ RULES: list[Rule] = [
        "global batch = per-worker batch x replicas"),
     _r("TFD023", "tf-distribute", {"keras_fit", "custom_loop"}, WorkerBatches,
        "dataset builders and fit() on arrays: batch per worker, global batch x replicas"),
+    _r("TFD024", "tf-distribute", {"keras_fit", "custom_loop"}, SameShuffle,
+       "np.random.permutation/shuffle drawn alike on every worker (unless NumPy is seeded)"),
     _r("TFD021", "tf-distribute", {"keras_fit"}, ChiefCallbackPaths,
        "file-writing callbacks write for real on the chief only"),
     _r("TFD022", "tf-distribute", {"keras_fit"}, QuietWorkers, "verbose output on the chief only"),

@@ -161,6 +161,9 @@ BATCHING_READERS = {f"{tf}.data.experimental.{name}": ("shuffle_seed", 1)
 UNSHARDED_DATASET_SOURCES = {f"{tf}.data.{name}" for tf in ("tf", "tf1") for name in (
     "Dataset.from_generator", "Dataset.range", "Dataset.load", "experimental.load",
     "experimental.CsvDataset", "experimental.SqlDataset", "FixedLengthRecordDataset")}
+# NumPy's global-generator shuffles (drawn alike on every worker unless the script seeds NumPy).
+NUMPY_SHUFFLES = {"numpy.random.permutation", "numpy.random.shuffle"}
+NUMPY_SEEDS = {"numpy.random.seed"}
 # TensorFlow Datasets: split strings sharded with tfds.even_splits.
 TFDS_LOADS = {"tensorflow_datasets.load"}
 SEED_FOR_SHARDS = "1337"

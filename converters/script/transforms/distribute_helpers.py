@@ -6,6 +6,11 @@ from __future__ import annotations
 
 # name -> code ({tf}, {keras} and {strategy} are filled in); written in this order.
 HELPERS = {
+    "same_random": '''
+# tf.distribute: NumPy shuffles of the data draw from one generator seeded alike on every worker, so
+# every worker shuffles in the same order and the shards split that one order.
+_tfd_same_random = __import__("numpy").random.RandomState(1337)
+''',
     "tfd_loss": '''
 def _tfd_loss(loss, *args, **kwargs):
     # tf.distribute: this replica's share of the loss over the GLOBAL batch. Gradients are summed

@@ -6,6 +6,11 @@ from __future__ import annotations
 # Each helper: the code written into the script ({hvd} and {tf} are filled in). Written in the
 # order of this table, after Horovod's setup.
 HELPERS = {
+    "same_random": '''
+# Horovod: NumPy shuffles of the data draw from one generator seeded alike on every worker, so
+# every worker shuffles in the same order and the shards split that one order.
+_hvd_same_random = __import__("numpy").random.RandomState(1337)
+''',
     "tape_module": None,  # an import only (see imports() below)
     "shard": '''
 def _hvd_shard_arrays(data):

@@ -1,0 +1,47 @@
+import numpy as np
+import tensorflow as tf
+
+import horovod.tensorflow.keras as hvd
+
+# Horovod: one process per GPU. Start Horovod, then pin this process to the GPU of its
+# local rank and let memory grow, so several processes can share a machine.
+hvd.init()
+_gpus = tf.config.list_physical_devices("GPU")
+for _gpu in _gpus:
+    tf.config.experimental.set_memory_growth(_gpu, True)
+if _gpus:
+    tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
+# Horovod averages gradients only with Keras 2: under Keras 3 (TF >= 2.16) its optimizer
+# wrapper silently trains each worker on its own. Use TF <= 2.15, or tf_keras with
+# TF_USE_LEGACY_KERAS=1.
+if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.":
+    raise SystemExit("this Horovod script needs Keras 2 (TF <= 2.15, or tf_keras with "
+                     "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
+
+
+# Horovod: NumPy shuffles of the data draw from one generator seeded alike on every worker, so
+# every worker shuffles in the same order and the shards split that one order.
+_hvd_same_random = __import__("numpy").random.RandomState(1337)
+
+
+def _hvd_shard_arrays(data):
+    # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
+    # number of samples, so all ranks run the same number of steps); datasets pass through.
+    if isinstance(data, dict):
+        return {key: _hvd_shard_arrays(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_hvd_shard_arrays(value) for value in data)
+    if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
+        return data
+    end = len(data) // hvd.size() * hvd.size()
+    return data[hvd.rank():end:hvd.size()]
+
+
+x_train = np.random.random((100, 4))
+y_train = np.random.random((100, 1))
+idx = _hvd_same_random.permutation(len(x_train))
+x_train, y_train = x_train[idx], y_train[idx]
+_hvd_same_random.shuffle(x_train)
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), loss="mse")
+model.fit(_hvd_shard_arrays(x_train), _hvd_shard_arrays(y_train), batch_size=16, epochs=2, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
