@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     services = Services(config)  # this process's KB, engine and catalog, opened on first use
     try:
         if not argv:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from bot.config_keys import unknown_key_warnings
+
 DEFAULT_SITE_URL = "http://127.0.0.1:8000/"
 
 
@@ -33,6 +35,8 @@ class Config:
     slack_api_url: str | None = None
     # Whole sections of tfdesk.toml for the packages that own them ([jobs], [kubernetes], ...).
     sections: Mapping[str, Any] = field(default_factory=dict)
+    # Settings in tfdesk.toml that tfdesk does not read (the edge prints them once).
+    warnings: tuple[str, ...] = ()
 
     def section(self, name: str) -> dict[str, Any]:
         return dict(self.sections.get(name, {}))
@@ -77,4 +81,5 @@ def load_config(env: Mapping[str, str] | None = None) -> Config:
         slack_signing_secret=pick("SLACK_SIGNING_SECRET", slack, "signing_secret"),
         slack_api_url=pick("SLACK_API_URL", slack, "api_url"),
         sections=data,
+        warnings=tuple(unknown_key_warnings(data)),
     )

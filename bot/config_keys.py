@@ -3,6 +3,7 @@ environment variable that overrides it, and what it does. ``site_docs/admin/conf
 lists the same keys (a test compares the two, and the code's reads against this table)."""
 from __future__ import annotations
 
+import difflib
 from typing import NamedTuple
 
 
@@ -111,6 +112,19 @@ def unknown_keys(data: dict) -> list[str]:
             out.append(f"[{section}]")
         elif isinstance(values, dict):
             out += [f"{section}.{name}" for name in values if (section, name) not in known]
+    return out
+
+
+def unknown_key_warnings(data: dict) -> list[str]:
+    """One line per setting tfdesk would ignore, with the nearest key it knows: a misspelt
+    ``compute_user`` must not silently leave a team without compute rights."""
+    known = [f"{k.section}.{k.name}" for k in KEYS] + [f"[{k.section}]" for k in KEYS]
+    out = []
+    for name in unknown_keys(data):
+        near = difflib.get_close_matches(name, known, n=1, cutoff=0.7)
+        hint = f" (did you mean {near[0]}?)" if near else ""
+        out.append(f"tfdesk.toml: {name} is not a tfdesk setting and is ignored{hint}; "
+                   "the settings are listed in site_docs/admin/configuration.md")
     return out
 
 

@@ -58,3 +58,17 @@ def test_every_key_the_code_reads_is_in_the_table():
 def test_unknown_keys_are_named():
     data = {"jobs": {"local_workers": 2, "local_worker": 3}, "slak": {}}
     assert unknown_keys(data) == ["jobs.local_worker", "[slak]"]
+
+
+def test_a_misspelt_setting_is_reported_with_the_key_meant(tmp_path):
+    """The terminal warns (stderr) about settings tfdesk would ignore, naming the nearest key."""
+    import subprocess
+    import sys
+    (tmp_path / "tfdesk.toml").write_text('[slack]\ncompute_user = ["U1"]\n[site]\nurl = "http://x/"\n')
+    env = {"TFDESK_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "bot.cli", "help"], capture_output=True,
+                          text=True, env={**env, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: tfdesk.toml: slack.compute_user is not a tfdesk setting and is ignored "
+            "(did you mean slack.compute_users?)") in proc.stderr
+    assert "site.url" not in proc.stderr  # known keys are not reported
