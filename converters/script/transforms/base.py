@@ -68,10 +68,11 @@ class RuleTransform(cst.CSTTransformer):
         self.findings: list[Finding] = []
 
     def note(self, node: cst.CSTNode, message: str, severity: str = "info",
-             rule_id: str | None = None) -> None:
-        line, col = self.ctx.positions.get(node, (0, -1))  # (0, 0): a node a rule made
-        col += 1
-        self.findings.append(Finding(rule_id or self.rule_id, line, col, severity, message))
+             rule_id: str | None = None, col: int | None = None) -> None:
+        """A finding at ``node``'s line; at its column unless ``col`` is given (1: the line)."""
+        line, at = self.ctx.positions.get(node, (0, -1))  # (0, 0): a node a rule made
+        self.findings.append(Finding(rule_id or self.rule_id, line,
+                                     at + 1 if col is None else col, severity, message))
 
     def q(self, node: cst.BaseExpression) -> str | None:
         return self.a.q(node)

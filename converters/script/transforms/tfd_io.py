@@ -7,7 +7,6 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.findings import Finding
 from converters.script.names import (add_kwarg, call, code, dotted, expr, find_arg, operand,
                                      replace_arg, times)
 from converters.script.transforms.base import RuleTransform, guard
@@ -170,9 +169,7 @@ class CollectiveSaves(RuleTransform):
                      if CHIEF not in t and any(w in t.lower() for w in self.WORKER_WORDS)), None)
         if test is None:
             return
-        line = self.ctx.positions.get(node, (0, 0))[0]
-        self.findings.append(Finding(
-            self.rule_id, line, 1, "error",
+        self.note(node, severity="error", col=1, message=(
             f"this save runs only where 'if {test.strip()}' holds, but saving is collective under "
             f"MultiWorkerMirroredStrategy: every worker must save (tfdesk sends the copies of "
             f"the others to a scratch directory). Save on every worker, without the test, and "

@@ -13,7 +13,6 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.findings import Finding
 from converters.script.names import dotted
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.gradient_tape import tape_names
@@ -220,9 +219,7 @@ class InlineSteps(RuleTransform):
         if any(tape_names(w, self) for w in nodes_of(loop, cst.With, (cst.FunctionDef,))):
             return  # the tape is in the loop body too: visit_With reports it
         self.reported = True
-        line = self.ctx.positions.get(node, (0, 0))[0]
-        self.findings.append(Finding(
-            self.rule_id, line, 1, "error",
+        self.note(node, severity="error", col=1, message=(
             "gradients are applied in the loop body, outside the function that computes them: "
             "tf.distribute runs a whole step (gradients and apply_gradients) on every replica "
             "through strategy.run. Move apply_gradients into that function (return the loss) "
@@ -234,9 +231,7 @@ class InlineSteps(RuleTransform):
         if not any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("apply_gradients", "minimize")
                    for c in nodes_of(self.loops[-1][-1], cst.Call, (cst.FunctionDef,))):
             return
-        line = self.ctx.positions.get(node, (0, 0))[0]
-        self.findings.append(Finding(
-            self.rule_id, line, 1, "error",
+        self.note(node, severity="error", col=1, message=(
             "the training step is written inline in a loop (GradientTape block at this line): "
             "tf.distribute runs a step on every replica through strategy.run, which takes a "
             "function. Move the step (tape, gradients, apply_gradients) into a function, e.g. "

@@ -5,7 +5,6 @@ only the strategy changes (created first, as MultiWorkerMirroredStrategy must be
 chief-only files; the rules that add scope, batch and loss scaling stay out (rules.py)."""
 from __future__ import annotations
 
-from converters.script.findings import Finding
 from converters.script.names import dotted, expr
 from converters.script.transforms.base import RuleTransform
 
@@ -37,10 +36,8 @@ class OwnStrategy(RuleTransform):
         name = dotted(updated.func) or ""
         if name.split(".")[-1] not in STRATEGY_FACTORIES:
             return updated
-        line = self.ctx.positions.get(original, (0, 0))[0]
         if not self.findings:  # once: the factory and its scope helper come together
-            self.findings.append(Finding(
-                self.rule_id, line, 1, "error",
+            self.note(original, severity="error", col=1, message=(
                 f"the script makes its own tf.distribute strategy ({name}): a second one would "
                 f"train two sets of replicas. Choose its multi-worker strategy with its own "
                 f"setting (tensorflow/models: --distribution_strategy=multi_worker_mirrored, "
