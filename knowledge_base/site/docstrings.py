@@ -19,7 +19,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonConsoleLexer, PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from knowledge_base.site.markup import esc
+from knowledge_base.site.markup import esc, fence_safe
 
 # griffe reports docstring oddities (wrong indentation, unknown parameters) through logging;
 # TensorFlow's docstrings have thousands and none of them stop a page from rendering.
@@ -31,9 +31,6 @@ Linker = Callable[[str], "str | None"]
 _FORMATTER = HtmlFormatter(nowrap=True)
 _DOCTEST_START = re.compile(r"^(\s*)>>> ")
 _TF_NAME = re.compile(r"^tf(\.[A-Za-z_][A-Za-z0-9_]*)+$")
-# Markdown is escaped for the page afterwards the same way esc() does: a backtick or tilde left
-# in the output could open a fence if a later tool ran Markdown over the raw HTML block.
-_EXTRA = str.maketrans({"`": "&#96;", "~": "&#126;"})
 
 
 def _lexer(lang: str):
@@ -106,7 +103,7 @@ class Renderer:
     def markdown(self, text: str, linker: Linker | None = None) -> str:
         self._linker = linker
         try:
-            return self.md.render(_fence_doctests(text)).translate(_EXTRA)
+            return fence_safe(self.md.render(_fence_doctests(text)))
         finally:
             self._linker = None
 

@@ -28,6 +28,11 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=True).translate(_EXTRA)
 
 
+def fence_safe(html_text: str) -> str:
+    """Rendered HTML with backticks and tildes as entities (see the module docstring)."""
+    return html_text.translate(_EXTRA)
+
+
 def esc_code(text: object) -> str:
     """Escape text whose `backticked` parts are code (the KB's event details)."""
     parts = str(text).split("`")
