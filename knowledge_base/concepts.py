@@ -25,6 +25,13 @@ def load(stem, path: Path = DATA) -> list[tuple[list[frozenset[str]], list[str]]
     return out
 
 
+@functools.lru_cache(maxsize=4)
+def words(stem) -> frozenset[str]:
+    """Every stem the phrases use. These are words a question may say that the KB's own texts
+    lack ("unsqueeze", "detach"), so typo correction must leave them alone."""
+    return frozenset(w for phrases, _ in load(stem) for p in phrases for w in p)
+
+
 def meant(stems: set[str], stem) -> list[tuple[str, int]]:
     """Names the question's words point at, with the rank of each within its concept (0 first),
     for every concept one of whose phrases is wholly in the question."""

@@ -27,6 +27,17 @@ CASES = [
      {"tf.keras.callbacks.EarlyStopping"}, 3),
     ("export my keras model to tflite for a phone",
      {"tf.lite.TFLiteConverter", "tf.lite.TFLiteConverter.from_keras_model"}, 5),
+    # Concept words: everyday and PyTorch names for what the docstrings say otherwise.
+    ("reduce the learning rate when validation loss plateaus",
+     {"tf.keras.callbacks.ReduceLROnPlateau"}, 1),
+    ("batch normalization layer", {"tf.keras.layers.BatchNormalization"}, 1),
+    ("what is the tensorflow equivalent of torch.cat", {"tf.concat"}, 1),
+    ("read a csv file into a dataset",
+     {"tf.data.experimental.make_csv_dataset", "tf.data.experimental.CsvDataset"}, 3),
+    ("evaluate my model on the test set", {"tf.keras.Model.evaluate"}, 1),
+    ("equivalent of pytorch DataLoader",
+     {"tf.data.Dataset", "tf.data.Dataset.from_tensor_slices"}, 3),
+    ("save the best model during training", {"tf.keras.callbacks.ModelCheckpoint"}, 3),
 ]
 
 
