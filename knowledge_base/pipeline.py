@@ -8,6 +8,7 @@ from typing import Callable
 
 from packaging.version import InvalidVersion, Version
 
+from knowledge_base import popularity
 from knowledge_base.builder import build_kb, merge, read_merged, write_merged
 from knowledge_base.errors import KBError
 from knowledge_base.records import ReleaseExtract
@@ -38,7 +39,8 @@ def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = F
                 "SELECT key, value FROM meta"))
         except sqlite3.DatabaseError:
             meta = {}
-        if meta.get("source") == f"extract:{sha}" and meta.get("format") == FORMAT_VERSION:
+        if (meta.get("source") == f"extract:{sha}" and meta.get("format") == FORMAT_VERSION
+                and meta.get("usage") == popularity.usage_sha()):
             return {"skipped": True, "reason": "KB already built from this extract",
                     "path": str(kb_path)}
     if progress:
