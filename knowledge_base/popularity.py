@@ -46,7 +46,8 @@ def usage_sha(path: Path = USAGE) -> str:
 def build(db, usage: Path = USAGE) -> dict:
     """Fill ``popularity(id, refs, files)``: docstring references and guide usage of the
     symbol's object under any of its public names."""
-    names = {n: (sid, obj or n) for sid, n, obj in db.execute("SELECT id, name, object FROM symbols")}
+    names = {n: (sid, obj or n)
+             for sid, n, obj in db.execute("SELECT id, name, object FROM symbols")}
     counts: Counter[str] = Counter()
     for (doc,) in db.execute("SELECT doc FROM symbols WHERE doc IS NOT NULL AND doc != ''"):
         for m in set(_MENTION.findall(doc)):

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("usage_counts", ROOT / "tools" / "usage_counts.py")
+    path = ROOT / "tools" / "usage_counts.py"
+    spec = importlib.util.spec_from_file_location("usage_counts", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -42,7 +43,8 @@ def test_kb_stores_usage_per_object_shared_by_aliases(shipped_kb):
     db = shipped_kb.kb.db
     files = dict(db.execute("SELECT s.name, p.files FROM popularity p JOIN symbols s USING (id) "
                             "WHERE s.name IN ('tf.concat', 'tf.compat.v1.concat')"))
-    assert files["tf.concat"] == files["tf.compat.v1.concat"] == popularity.read_usage()["tf.concat"]
+    shipped = popularity.read_usage()["tf.concat"]
+    assert files["tf.concat"] == files["tf.compat.v1.concat"] == shipped
     ev = popularity.load(db)
     sid = {n: i for i, n in db.execute("SELECT id, name FROM symbols WHERE name IN "
                                        "('tf.concat', 'tf.keras.ops.concatenate')")}
