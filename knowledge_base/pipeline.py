@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Callable
 
 from packaging.version import InvalidVersion, Version
 
-from knowledge_base import popularity
+from knowledge_base import popularity, semantic
 from knowledge_base.builder import build_kb, merge, read_merged, write_merged
 from knowledge_base.errors import KBError
 from knowledge_base.records import ReleaseExtract
@@ -32,8 +34,10 @@ def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = F
     if not extract.is_file():
         raise KBError(f"no shipped extract at {extract}; build from wheels with 'tfdesk kb build'")
     sha = file_sha(extract)
+    vectors = semantic.vectors_path(extract)
+    if vectors.is_file():
+        sha += "+" + file_sha(vectors)
     if kb_path.is_file() and not force:
-        import sqlite3
         try:
             meta = dict(sqlite3.connect(f"file:{kb_path}?mode=ro", uri=True).execute(
                 "SELECT key, value FROM meta"))
@@ -46,7 +50,8 @@ def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = F
     if progress:
         progress("loading KB extract", None, None)
     merged = read_merged(extract)
-    stats = build_kb(merged, kb_path, progress, meta={"source": f"extract:{sha}"})
+    stats = build_kb(merged, kb_path, progress, meta={"source": f"extract:{sha}"},
+                     vectors=semantic.vectors_path(extract))
     return {"skipped": False, "path": str(kb_path), **stats}
 
 
@@ -121,5 +126,8 @@ def build_from_wheels(versions: list[str], wheel_dir: Path, extract_dir: Path, k
     stats = build_kb(merged, kb_path, progress, meta={"source": "wheels"})
     if export:
         write_merged(merged, export)
+        # The question-search vectors ship beside the extract: kb load reuses them.
+        with closing(sqlite3.connect(kb_path)) as db:
+            semantic.export(db, semantic.vectors_path(export))
         stats["exported"] = str(export)
     return {**stats, "per_release": done}

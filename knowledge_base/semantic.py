@@ -1,22 +1,29 @@
 """Semantic index: what a question means, not only which words it shares with a docstring.
 
 Each searchable symbol's name words, summary and the opening of its docstring are embedded
-once, at ``kb load``/``kb build``, with WordLlama's static token embeddings (the ``wordllama``
-package carries its weights and tokenizer: nothing is downloaded, no torch or TensorFlow is
-imported, embedding a question takes well under a millisecond). The vectors are stored
-quantized (int8) in the KB file; a question is answered by one matrix product.
+with all-MiniLM-L6-v2 (``knowledge_base/minilm.py``): a sentence model trained on question/
+answer pairs, so "stop tensorflow from taking all the gpu memory" lands near
+``set_memory_growth``'s docstring although they share one word. A question is answered by
+one matrix product over the stored vectors.
+
+Embedding every symbol takes a couple of minutes on a CPU, too long for ``kb load``, so the
+vectors ship beside the extract (``kb-extract.vectors.npz``: int8, keyed by symbol name and a
+hash of the embedded text). A build reuses every shipped vector whose text is unchanged and
+embeds only the rest; ``kb build --export`` writes the file anew.
 """
 from __future__ import annotations
 
-import functools
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from knowledge_base import minilm
 from knowledge_base.errors import KBError
 
-MODEL = "wordllama l2_supercat 256"
+MODEL = f"{minilm.NAME} int8"
+SHIPPED_VECTORS = Path(__file__).parent / "data" / "kb-extract.vectors.npz"
 TEXT_HEAD = 300   # docstring characters embedded
 
 
@@ -24,72 +31,102 @@ class SemanticUnavailable(KBError):
     pass
 
 
-class Embedder:
-    """WordLlama's bundled l2_supercat model, loaded from the package's own files."""
-
-    def __init__(self) -> None:
-        try:
-            import wordllama
-            from safetensors import safe_open
-            from wordllama import WordLlama
-            from wordllama.inference import WordLlamaInference
-        except ImportError as exc:  # pragma: no cover - the dependency is declared
-            raise SemanticUnavailable(f"the wordllama package is not installed ({exc}); "
-                                      "question search uses words only") from None
-        root = Path(wordllama.__file__).parent
-        weights = root / "weights" / "l2_supercat_256.safetensors"
-        tokenizer = root / "tokenizers" / "l2_supercat_tokenizer_config.json"
-        if not weights.is_file() or not tokenizer.is_file():
-            raise SemanticUnavailable(f"wordllama at {root} lacks its bundled l2_supercat files")
-        # WordLlama.load() looks for the tokenizer under "tokenizer/" (the package ships
-        # "tokenizers/") and then tries the network; build the model from the files instead.
-        with safe_open(str(weights), framework="np", device="cpu") as f:
-            table = f.get_tensor("embedding.weight")
-        self.model = WordLlamaInference(table, WordLlama.load_tokenizer(tokenizer), binary=False)
-        self.dim = table.shape[1]
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit vectors, one row per text (float32)."""
-        if not texts:
-            return np.zeros((0, self.dim), np.float32)
-        v = np.asarray(self.model.embed(texts, norm=True, batch_size=256), dtype=np.float32)
-        return v
-
-
-@functools.lru_cache(maxsize=1)
-def embedder() -> Embedder:
-    return Embedder()
+def vectors_path(extract: Path) -> Path:
+    """Where the vectors of an extract live: kb-extract.jsonl.xz -> kb-extract.vectors.npz."""
+    return extract.with_name(extract.name.split(".")[0] + ".vectors.npz")
 
 
 def symbol_text(leaf_words: str, path_words: str, summary: str, doc: str) -> str:
-    """What a symbol is embedded as: its name's words (twice: a name says most about what it
-    does), the summary, then the docstring's opening up to its argument list."""
+    """What a symbol is embedded as: its name's words, the summary, then the docstring's
+    opening up to its argument list, and where it lives."""
     body = doc.split("\nArgs:")[0].split("\n```")[0]
     head = " ".join(body.split())[:TEXT_HEAD]
     if not head.startswith(summary[:40]):
         head = f"{summary} {head}"
-    return f"{leaf_words}. {leaf_words}. {head} ({path_words})"
+    return f"{leaf_words}. {head} ({path_words})"
 
 
-def build(db, rows: list[tuple[int, str]]) -> dict:
-    """Embed (id, text) rows and store them in the KB's ``vectors`` table (one row holding
-    the id list and the int8 matrix)."""
-    emb = embedder()
+def text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(f"{MODEL}\0{text}".encode(), digest_size=8).digest(),
+                          "little", signed=True)
+
+
+def quantize(v: np.ndarray) -> np.ndarray:
+    """int8 rows, each scaled by its own largest component (the direction is what counts:
+    rows are renormalized when loaded)."""
+    scale = np.maximum(np.abs(v).max(axis=1, keepdims=True), 1e-12)
+    return np.clip(np.rint(v / scale * 127), -127, 127).astype(np.int8)
+
+
+def read_shipped(path: Path | None) -> dict[str, tuple[int, np.ndarray]]:
+    """name -> (text hash, int8 row) from a vectors file; empty when there is none or it
+    comes from another model."""
+    if path is None or not path.is_file():
+        return {}
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if str(f["model"]) != MODEL:
+                return {}
+            names, hashes, matrix = f["names"], f["hashes"], f["matrix"]
+    except (OSError, KeyError, ValueError):
+        return {}  # a damaged file is recomputed, not trusted
+    return {str(n): (int(h), matrix[i]) for i, (n, h) in enumerate(zip(names, hashes))}
+
+
+def build(db, rows: list[tuple[int, str, str]], shipped: Path | None = None,
+          progress=None) -> dict:
+    """Store the vectors of (id, name, text) rows in the KB's ``vectors`` table, reusing
+    shipped vectors whose text is unchanged and embedding the rest."""
+    known = read_shipped(shipped)
+    hashes = np.array([text_hash(t) for _, _, t in rows], dtype=np.int64)
+    q = np.zeros((len(rows), minilm.DIM), np.int8)
+    todo = []
+    for i, (_, name, _) in enumerate(rows):
+        hit = known.get(name)
+        if hit is not None and hit[0] == hashes[i]:
+            q[i] = hit[1]
+        else:
+            todo.append(i)
+    if todo:
+        try:
+            model = minilm.model()
+        except KBError as exc:
+            raise SemanticUnavailable(str(exc)) from None
+
+        def step(done, total):
+            if progress:
+                progress("embedding symbols for question search", done, total)
+        q[todo] = quantize(model.embed([rows[i][2] for i in todo], progress=step))
     ids = np.array([r[0] for r in rows], dtype=np.int32)
-    vecs = emb.embed([r[1] for r in rows])
-    q = np.clip(np.rint(vecs * 127), -127, 127).astype(np.int8)
-    db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, dim INTEGER, ids BLOB, matrix BLOB)")
+    db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, dim INTEGER, ids BLOB, "
+               "hashes BLOB, matrix BLOB)")
     db.execute("DELETE FROM vectors")
-    db.execute("INSERT INTO vectors VALUES (?, ?, ?, ?)",
-               (MODEL, emb.dim, ids.tobytes(), q.tobytes()))
-    return {"vectors": len(ids)}
+    db.execute("INSERT INTO vectors VALUES (?, ?, ?, ?, ?)",
+               (MODEL, minilm.DIM, ids.tobytes(), hashes.tobytes(), q.tobytes()))
+    return {"vectors": len(ids), "vectors_embedded": len(todo)}
+
+
+def export(db, path: Path) -> int:
+    """Write the KB's vectors, keyed by symbol name, for a later build to reuse."""
+    row = db.execute("SELECT model, dim, ids, hashes, matrix FROM vectors").fetchone()
+    if row is None:
+        raise SemanticUnavailable("this KB has no semantic index to export")
+    model, dim, ids, hashes, matrix = row
+    ids_a = np.frombuffer(ids, dtype=np.int32)
+    names = dict(db.execute("SELECT id, name FROM symbols"))
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, model=np.array(model), names=np.array([names[i] for i in ids_a]),
+                        hashes=np.frombuffer(hashes, dtype=np.int64),
+                        matrix=np.frombuffer(matrix, dtype=np.int8).reshape(len(ids_a), dim))
+    tmp.replace(path)
+    return len(ids_a)
 
 
 @dataclass
 class Index:
     ids: np.ndarray        # (n,) symbol ids
     matrix: np.ndarray     # (n, dim) float32, rows of unit length (dequantized)
-    emb: Embedder
+    model: minilm.MiniLM
 
     @classmethod
     def load(cls, db) -> "Index":
@@ -104,14 +141,18 @@ class Index:
         if model != MODEL:
             raise SemanticUnavailable(f"the KB's vectors come from {model!r}, this tfdesk "
                                       f"embeds with {MODEL!r}; run 'tfdesk kb load --force'")
+        try:
+            encoder = minilm.model()
+        except KBError as exc:
+            raise SemanticUnavailable(str(exc)) from None
         ids_a = np.frombuffer(ids, dtype=np.int32)
         m = np.frombuffer(matrix, dtype=np.int8).reshape(len(ids_a), dim).astype(np.float32)
         m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-6)
-        return cls(ids_a, m, embedder())
+        return cls(ids_a, m, encoder)
 
     def query(self, text: str, k: int = 40) -> list[tuple[int, float]]:
         """The k symbols whose text is nearest in meaning, with cosine similarity."""
-        v = self.emb.embed([text])[0]
+        v = self.model.embed([text])[0]
         sims = self.matrix @ v
         k = min(k, len(sims))
         if k == 0:

@@ -43,7 +43,7 @@ from pathlib import Path
 from knowledge_base import links
 from knowledge_base.errors import KBError
 
-FORMAT_VERSION = "3"  # 3: popularity and vectors (semantic index)
+FORMAT_VERSION = "4"  # 3: popularity and vectors (semantic index); 4: MiniLM vectors
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
