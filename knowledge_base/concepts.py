@@ -13,13 +13,14 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 @functools.lru_cache(maxsize=4)
-def load(stem, path: Path = DATA) -> list[tuple[list[frozenset[str]], list[str]]]:
-    """[(phrases as sets of stems, meant names)]. Stop words are left out, as they are of
+def load(stem, path: Path = DATA) -> list[tuple[list[tuple[str, ...]], list[str]]]:
+    """[(phrases as stems in order, meant names)]. Stop words are left out, as they are of
     questions."""
-    from knowledge_base.search import STOPWORDS  # the searcher imports this module
+    from knowledge_base.questions import STOPWORDS  # which imports this module
     out = []
     for item in yaml.safe_load(path.read_text()) or []:
-        phrases = [frozenset(stem(w) for w in _WORD.findall(str(p).lower()) if w not in STOPWORDS)
+        phrases = [tuple(dict.fromkeys(stem(w) for w in _WORD.findall(str(p).lower())
+                                       if w not in STOPWORDS))
                    for p in item["say"]]
         out.append(([p for p in phrases if p], list(item["mean"])))
     return out
@@ -32,11 +33,21 @@ def words(stem) -> frozenset[str]:
     return frozenset(w for phrases, _ in load(stem) for p in phrases for w in p)
 
 
-def meant(stems: set[str], stem) -> list[tuple[str, int]]:
-    """Names the question's words point at, with the rank of each within its concept (0 first),
-    for every concept one of whose phrases is wholly in the question."""
-    out: list[tuple[str, int]] = []
+def meant(stems: set[str], stem, order: list[str] | None = None) -> list[tuple[str, int, int]]:
+    """Names the question's words point at, for every concept one of whose phrases is wholly
+    in the question, in the phrase's order when the question's word ``order`` is given
+    ("batch normalization layer" says "batch normalization", not "layer normalization"):
+    (name, its rank within the concept (0 first), words of the longest phrase matched)."""
+    out: list[tuple[str, int, int]] = []
     for phrases, names in load(stem):
-        if any(p <= stems for p in phrases):
-            out += [(n, i) for i, n in enumerate(names)]
+        longest = max((len(p) for p in phrases
+                       if set(p) <= stems and (order is None or _in_order(p, order))), default=0)
+        if longest:
+            out += [(n, i, longest) for i, n in enumerate(names)]
     return out
+
+
+def _in_order(phrase: tuple[str, ...], order: list[str]) -> bool:
+    """The phrase's words appear in ``order`` one after another (other words between)."""
+    it = iter(order)
+    return all(w in it for w in phrase)

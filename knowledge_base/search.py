@@ -15,6 +15,7 @@ not ``tf.compat.v1``/``tf.raw_ops``/``experimental`` unless asked for, shallow, 
 from __future__ import annotations
 
 import functools
+import math
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -23,26 +24,12 @@ from functools import cached_property
 import snowballstemmer
 from rapidfuzz import fuzz, process
 
-from knowledge_base import concepts, popularity, semantic
+from knowledge_base import popularity, questions, semantic
 from knowledge_base.errors import KBError
+from knowledge_base.questions import STOPWORDS  # noqa: F401 - re-exported for concepts, tests
 
 MAX_QUERY = 300
-_WORD = re.compile(r"[A-Za-z0-9]+")
 _NAMEISH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\.?(\(\))?$")
-STOPWORDS = frozenset("""a an the to of in on for with without by from and or is are be how do does
-i my me we you your can what which when where why it its this that as at into using use via
-want need make get tf tensorflow keras please""".split())
-# Blend of the question signals (tuned on kb_queries.yaml, not on kb_questions.yaml).
-SEM_K, SEM_WEIGHT, SEM_FLOOR = 120, 1.2, 0.3
-CONCEPT_BONUS = 0.8
-TWIN_NAMESPACES = (("tf.keras.ops.", "keras"), ("tf.keras.backend.", "keras"),
-                   ("tf.keras.activations.", "keras"), ("tf.ragged.", "ragged"),
-                   ("tf.sparse.", "sparse"))
-KERAS_TWIN_PENALTY = 0.4
-NAMED_WORD_MAX_DF = 0.01
-MEMBER_PENALTY, CONSTANT_PENALTY = 0.25, 0.3
-SPECIFIC_WORD_MAX_DF = 0.005
-NAMED_FIRST_BONUS = 0.38
 
 
 @dataclass
@@ -68,6 +55,7 @@ class Searcher:
         self.children: dict[str, dict[str, int]] = {}
         self.names: dict[int, str] = {}
         self.prior: dict[int, float] = {}
+        self.traits: dict[int, tuple[float, ...]] = {}
         for sid, name, short, depth, last, kind, canonical, obj in rows:
             self.names[sid] = name
             self.kinds[sid] = kind
@@ -79,6 +67,7 @@ class Searcher:
             parent, _, leaf = name.rpartition(".")
             self.children.setdefault(parent, {})[leaf] = sid
             self.prior[sid] = _prior(name, depth, last, newest_ord, kind, canonical)
+            self.traits[sid] = questions.traits(name, depth, last, newest_ord, kind, canonical)
         self.short_keys = list(self.short)
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
@@ -89,7 +78,7 @@ class Searcher:
         self.stem = stem
         self._vocab = [t for t, d in self.df.items() if d >= 3 and t.isalpha()]
         self.semantic_error = ""
-        refs = popularity.load(db)
+        self.evidence = refs = popularity.load(db)
         for sid, n in refs.items():
             if sid in self.prior:
                 self.prior[sid] += popularity.prior(n)
@@ -117,7 +106,10 @@ class Searcher:
         # Words only when the name gave nothing convincing; for a name-like query they are
         # a weak fallback (its words are the name's own parts).
         if not nameish or not any(h.score >= 0.6 for h in hits.values()):
-            self._text(q, add, limit * 4, weight=0.8 if not nameish else 0.5)
+            for sid, z in questions.rank(self, q, wants_compat, meaning=not nameish):
+                # The ranker's score is a logit: squashed into (0, 1) like the name scores,
+                # which for a name-like query here are all weak ones.
+                add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
         ranked = sorted(hits.values(), key=lambda h: (-h.score, h.name))
         # One line per object: aliases of a better-ranked hit add nothing.
         out, seen = [], set()
@@ -152,6 +144,10 @@ class Searcher:
         return None
 
     # -- name matching ----------------------------------------------------------------------
+    def match_name(self, q: str, add) -> None:
+        """Every way ``q`` may name a symbol, reported as ``add(id, score, how, note)``."""
+        self._names(q, add)
+
     def _names(self, q: str, add) -> None:
         spellings = _spellings(q)
         # A name that is still public is not "TF1 API" just because tf.compat.v1 has it too.
@@ -176,6 +172,7 @@ class Searcher:
             for sid in self.lower.get(cand.lower(), ()):
                 add(sid, 0.95, "exact")
         self._renamed_prefix(q, add)
+        self._listed_parent(q, spellings, add)
         parts = q.split(".")
         leaf = parts[-1].lower()
         if len(parts) > 1:
@@ -194,6 +191,22 @@ class Searcher:
                                                  limit=8, score_cutoff=cutoff):
                 for sid in self.short[key]:
                     add(sid, 0.8 * score / 100, "fuzzy")
+
+    def _listed_parent(self, q: str, spellings, add) -> None:
+        """A dotted name the KB does not list, under one it does (tf.keras.layers.Dense.
+        __call__: inherited from Layer): the deepest listed part is what the user is after."""
+        literal = [c for c, note in spellings if not note.endswith("tf.compat.v1")]
+        if any(c in self.name_to_id for c in literal) or q.count(".") < 3:
+            return
+        for cand in literal:
+            parent = cand.rpartition(".")[0]
+            while parent.count(".") >= 2:
+                sid = self.name_to_id.get(parent)
+                if sid is not None and self.kinds[sid] != "module":
+                    # Below a misspelt member's fuzzy match (tf.keras.Model.fitt is fit).
+                    add(sid, 0.66, "parent", f"{q} is not listed; {parent} is")
+                    return
+                parent = parent.rpartition(".")[0]
 
     def _renamed_prefix(self, q: str, add) -> None:
         """A member of a renamed TF1 name (tf.app.flags.DEFINE_string,
@@ -282,147 +295,8 @@ class Searcher:
             self.semantic_error = str(exc)
             return None
 
-    def _correct(self, word: str) -> str:
-        """A question word the KB has never seen, replaced by the nearest word it has
-        ("tensr" -> "tensor"); the stemmer already folds "embeding" into "embed"."""
-        if len(word) < 4 or self.df.get(self.stem(word)) or not word.isalpha():
-            return word
-        m = process.extractOne(word, self._vocab, scorer=fuzz.ratio, score_cutoff=80)
-        return m[0] if m else word
-
-    def _text(self, q: str, add, limit: int, weight: float) -> None:
-        raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
-        words = [w for w in raw if w not in STOPWORDS] or raw
-        words = [self._correct(w) for w in dict.fromkeys(w for w in words if len(w) > 1)][:12]
-        if not words:
-            return
-        words = self._misspelt_names(words)
-        named = self._named_by_words(words)
-        # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
-        # but make the query slow; keep them only if nothing rarer is there.
-        dfs = {w: self.df.get(self.stem(w), 0) for w in words}
-        rare = [w for w in words if dfs[w] <= 0.12 * self.n_docs]
-        terms = rare or sorted(words, key=dfs.get)[:2]
-        terms += [v for w in terms for v in _variants(w) if v not in terms]
-        match = " OR ".join(f'"{w}"' for w in terms)
-        rows = self.db.execute(
-            "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
-            "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?", (match, max(limit, 40))).fetchall()
-        # BM25 favours short texts that repeat one word; how many of the question's words a
-        # symbol's name, summary and opening lines cover is the better half of the score.
-        wanted = {self.stem(w) for w in words}
-        for v in (v for w in words for v in _variants(w)):
-            wanted.add(self.stem(v))
-        ids = [r[0] for r in rows] + [sid for sid in named if sid not in {r[0] for r in rows}]
-        cover = self._coverage(ids, wanted, len(words))
-        best = (-rows[0][1] or 1.0) if rows else 1.0
-        scores: dict[int, float] = {}
-        for sid, r in rows:
-            scores[sid] = weight * (0.45 * (-r / best) + 0.55 * cover.get(sid, 0.0)) \
-                + named.pop(sid, 0.0)
-        for sid, bonus in named.items():
-            scores[sid] = weight * (0.2 + 0.55 * cover.get(sid, 0.0)) + bonus
-        # Meaning: nearest symbols by embedding, added to whatever the words gave.
-        if self.semantic is not None:
-            for sid, cos in self.semantic.query(" ".join(words), k=SEM_K):
-                scores[sid] = scores.get(sid, 0.0) + SEM_WEIGHT * max(0.0, cos - SEM_FLOOR)
-        # Concepts see one-letter words too ("largest k").
-        said_stems = wanted | {self.stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
-        for name, rank in concepts.meant(said_stems, self.stem):
-            sid = self.name_to_id.get(name)
-            if sid is not None:
-                scores[sid] = scores.get(sid, 0.0) + CONCEPT_BONUS - 0.05 * rank
-        self._specific_over_generic(scores, wanted)
-        said = set(raw)
-        for sid, score in scores.items():
-            name = self.names[sid]
-            kind = self.kinds[sid]
-            if kind in ("method", "property") and not self._words_of(
-                    name.rsplit(".", 2)[-2]) <= wanted:
-                score -= MEMBER_PENALTY  # LinearOperator.inverse is not "inverse of a matrix"
-            elif kind == "constant":
-                score -= CONSTANT_PENALTY  # tag constants (tf.saved_model.GPU) answer no how-to
-            # Twins of core ops in other namespaces (tf.keras.ops.concatenate, tf.ragged.
-            # boolean_mask) come after the core op unless the question names the namespace.
-            for prefix, word in TWIN_NAMESPACES:
-                if name.startswith(prefix) and word not in said:
-                    score -= KERAS_TWIN_PENALTY
-                    break
-            add(sid, score, "text", prior_weight=1.0)
-
-    def _words_of(self, part: str) -> set[str]:
-        """Stems of a name part's words: 'LinearOperator' -> {'linear', 'oper'}."""
-        return {self.stem(w.lower()) for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", part) if w}
-
-    def _specific_over_generic(self, scores: dict[int, float], wanted: set[str]) -> None:
-        """A member the question names outranks its class ("repeat a dataset" is
-        Dataset.repeat, not Dataset, whose long docstring mentions everything)."""
-        for sid in list(scores):
-            parent, _, leaf = self.names[sid].rpartition(".")
-            pid = self.name_to_id.get(parent)
-            if pid is None or pid not in scores or self.kinds[pid] == "module":
-                continue
-            leaf_words = self._words_of(leaf) - self._words_of(parent.rpartition(".")[2])
-            # Only for a specific word (Dataset.repeat), not a generic one (Layer.output);
-            # compared with the priors that add() will put on top.
-            specific = all(self.df.get(w, 0) <= SPECIFIC_WORD_MAX_DF * self.n_docs
-                           for w in leaf_words)
-            if leaf_words and specific and leaf_words <= wanted and \
-                    scores[pid] + self.prior[pid] >= scores[sid] + self.prior[sid]:
-                scores[pid] = scores[sid] + self.prior[sid] - self.prior[pid] - 0.05
-
-    def _coverage(self, ids: list[int], wanted: set[str], n_words: int) -> dict[int, float]:
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        return {sid: len(wanted.intersection(terms.split())) / max(1, n_words)
-                for sid, terms in self.db.execute(
-                    f"SELECT id, terms FROM symbols WHERE id IN ({marks})", ids)}
-
-    def _misspelt_names(self, words: list[str]) -> list[str]:
-        """Question words with the short name they misspell ("embeding" -> "embedding")
-        put in their place."""
-        out = []
-        for w in words:
-            if len(w) >= 6 and w not in self.short and not self.df.get(w):
-                m = process.extractOne(w, self.short_keys, scorer=fuzz.ratio, score_cutoff=88)
-                w = m[0] if m else w
-            out.append(w)
-        return out
-
-    def _named_by_words(self, words: list[str]) -> dict[int, float]:
-        """Symbols whose own name is a word of the question or two adjacent words joined
-        ("sort a tensor" -> tf.sort, "one hot encoding" -> tf.one_hot, "early stopping" ->
-        EarlyStopping): the user named the op without knowing it."""
-        keys = set(words)
-        for a, b in zip(words, words[1:]):
-            keys |= {f"{a}_{b}", f"{a}{b}"}
-        # One word between ("save model weights" -> save_weights).
-        for a, b in zip(words, words[2:]):
-            keys.add(f"{a}_{b}")
-        out: dict[int, float] = {}
-        first = words[0] if words else ""
-        for key in keys:
-            # A single common word ("tensor", "shape", "model") names a symbol by accident.
-            if key in words and self.df.get(self.stem(key), 0) > NAMED_WORD_MAX_DF * self.n_docs:
-                continue
-            # How-to questions start with the operation: "pad a tensor with zeros" is tf.pad
-            # more than tf.zeros.
-            bonus = NAMED_FIRST_BONUS if key == first or key.startswith(first + "_") else 0.3
-            for sid in self.short.get(key, ()):
-                if self.kinds[sid] != "module":
-                    out[sid] = max(out.get(sid, 0.0), bonus)
-        return out
-
 
 stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)
-
-
-def _variants(word: str) -> list[str]:
-    """Irregular plurals the stemmer keeps apart: matrices/matrix, indices/index."""
-    if word.endswith("ices") and len(word) > 5:
-        return [word[:-4] + "ix", word[:-4] + "ex"]
-    return []
 
 
 def clean_query(query: str) -> str:

@@ -150,9 +150,28 @@ class Index:
         m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-6)
         return cls(ids_a, m, encoder)
 
+    def __post_init__(self) -> None:
+        self.row_of = {int(sid): i for i, sid in enumerate(self.ids)}
+        self._last: tuple[str, np.ndarray] | None = None
+
+    def vector(self, text: str) -> np.ndarray:
+        # A question is embedded once although it is asked for twice (neighbours, then the
+        # similarity of the candidates that other signals found).
+        if self._last is None or self._last[0] != text:
+            self._last = (text, self.model.embed([text])[0])
+        return self._last[1]
+
+    def similarity(self, text: str, ids: list[int]) -> list[float]:
+        """Cosine similarity of ``text`` and each symbol (0 for one not in the index)."""
+        v = self.vector(text)
+        rows = [self.row_of.get(i, -1) for i in ids]
+        sims = self.matrix[[r for r in rows if r >= 0]] @ v
+        it = iter(sims.tolist())
+        return [next(it) if r >= 0 else 0.0 for r in rows]
+
     def query(self, text: str, k: int = 40) -> list[tuple[int, float]]:
         """The k symbols whose text is nearest in meaning, with cosine similarity."""
-        v = self.model.embed([text])[0]
+        v = self.vector(text)
         sims = self.matrix @ v
         k = min(k, len(sims))
         if k == 0:

@@ -1,0 +1,282 @@
+"""Answering a question written in words: which symbols could answer it, and how well.
+
+Candidates come from four sources: BM25 over names, summaries and docstrings (SQLite FTS5);
+the semantic index (nearest in meaning, ``semantic.py``); symbols the question names without
+knowing it ("sort a tensor" -> tf.sort); and concept words kept as data ("dtype" -> tf.cast).
+Each candidate is described by the features below and scored by a linear ranker whose weights
+are data (``data/ranking.yaml``), fitted by ``tools/train_ranking.py`` on the tuned question
+sets only, so the held-out sets measure what a new user gets.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from knowledge_base import concepts
+
+WEIGHTS = Path(__file__).parent / "data" / "ranking.yaml"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# A token written as code: dotted, snake_case, CamelCase with two humps or more, or called.
+_CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
+                   r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Za-z_]\w*(?=\(\))")
+STOPWORDS = frozenset("""a an the to of in on for with without by from and or is are be how do does
+i my me we you your can what which when where why it its this that as at into using use via
+want need make get tf tensorflow keras please""".split())
+BM25_K, SEM_K = 40, 120
+NAMED_WORD_MAX_DF = 0.01
+SPECIFIC_WORD_MAX_DF = 0.005
+TWIN_NAMESPACES = (("tf.keras.ops.", "keras"), ("tf.keras.backend.", "keras"),
+                   ("tf.keras.activations.", "keras"), ("tf.ragged.", "ragged"),
+                   ("tf.sparse.", "sparse"))
+
+# What the ranker sees of a candidate. Word evidence, meaning, data, then what the symbol is.
+FEATURES = (
+    "bm25",            # BM25 score relative to the best one for this question
+    "cover",           # share of the question's words in the name, summary and opening lines
+    "named",           # the symbol's own short name is a word of the question (or two joined)
+    "named_first",     # ... and it is the question's first word: the operation asked for
+    "mentioned",       # the question quotes its name as code (nn.moments, fit_generator(),
+                       # EarlyStopping): what the user is asking about, or starting from
+    "cos",             # cosine similarity of question and symbol text (MiniLM)
+    "sem_top",         # 1 / (1 + rank) among the semantic neighbours
+    "concept",         # concept data points at it
+    "concept_first",   # ... as the concept's first name
+    "concept_words",   # words of the longest phrase that fired (1-3, more is more specific)
+    "member_unnamed",  # a method/property whose class the question does not name
+    "specific_member", # a member whose specific name the question says (Dataset.repeat)
+    "generic_parent",  # the class of such a member
+    "constant",
+    "module",
+    "twin",            # a Keras/ragged/sparse twin of a core op, its namespace not said
+    "removed",         # not in the newest release
+    "compat",          # tf.compat.*
+    "compat_asked",    # tf.compat.* and the question says compat/v1
+    "experimental",
+    "keras_copy",      # tf.keras.ops/backend/src: Keras' own copies of core ops
+    "member",          # method or property
+    "dunder",          # operator methods (__getitem__)
+    "alias",           # not the canonical name
+    "depth",           # dots in the name
+    "refs",            # log(1 + docstrings that name it)
+    "files",           # log(1 + guides/examples that use it)
+)
+_F = {f: i for i, f in enumerate(FEATURES)}
+
+
+@functools.lru_cache(maxsize=2)
+def load_weights(path: Path = WEIGHTS) -> np.ndarray:
+    data = yaml.safe_load(path.read_text()) or {}
+    w = data.get("weights") or {}
+    unknown = set(w) - set(FEATURES)
+    if unknown:
+        raise ValueError(f"{path}: unknown ranking features {sorted(unknown)}")
+    return np.array([float(w.get(f, 0.0)) for f in FEATURES])
+
+
+def words_of(s, part: str) -> set[str]:
+    """Stems of a name part's words: 'LinearOperator' -> {'linear', 'oper'}."""
+    return {s.stem(w.lower()) for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", part) if w}
+
+
+def variants(word: str) -> list[str]:
+    """Irregular plurals the stemmer keeps apart: matrices/matrix, indices/index."""
+    if word.endswith("ices") and len(word) > 5:
+        return [word[:-4] + "ix", word[:-4] + "ex"]
+    return []
+
+
+def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[list[int], np.ndarray]:
+    """The symbols that could answer question ``q`` and their features (one row each).
+    ``meaning=False`` leaves the sentence model out (a misspelt name is not a sentence, and
+    names must stay instant)."""
+    raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
+    said = [w for w in raw if w not in STOPWORDS] or raw
+    asked = list(dict.fromkeys(w for w in said if len(w) > 1))[:12]
+    words = misspelt_names(s, [correct(s, w) for w in asked])
+    if not words:
+        return [], np.zeros((0, len(FEATURES)))
+    fixed = dict(zip(asked, words))
+    named = named_by_words(s, words)
+    # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
+    # but make the query slow; keep them only if nothing rarer is there.
+    dfs = {w: s.df.get(s.stem(w), 0) for w in words}
+    rare = [w for w in words if dfs[w] <= 0.12 * s.n_docs]
+    terms = rare or sorted(words, key=dfs.get)[:2]
+    terms += [v for w in terms for v in variants(w) if v not in terms]
+    rows = s.db.execute(
+        "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
+        "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?",
+        (" OR ".join(f'"{w}"' for w in terms), BM25_K)).fetchall()
+    wanted = {s.stem(w) for w in words} | {s.stem(v) for w in words for v in variants(w)}
+    best = (-rows[0][1] or 1.0) if rows else 1.0
+    bm25 = {sid: -r / best for sid, r in rows}
+    sem: dict[int, int] = {}
+    cos: dict[int, float] = {}
+    index = s.semantic if meaning else None
+    if index is not None:
+        # The whole question: the sentence model reads "not", "only", "per" and word order.
+        for rank, (sid, c) in enumerate(index.query(q, k=SEM_K)):
+            sem[sid], cos[sid] = rank, c
+    # Concepts see one-letter words too ("largest k").
+    said_stems = wanted | {s.stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
+    order = [s.stem(fixed.get(w, w)) for w in said]
+    concept: dict[int, tuple[int, int]] = {}
+    for name, rank, n_words in concepts.meant(said_stems, s.stem, order):
+        sid = s.name_to_id.get(name)
+        if sid is not None:
+            old = concept.get(sid, (rank, n_words))
+            concept[sid] = (min(rank, old[0]), max(n_words, old[1]))
+    mentioned = mentioned_names(s, q)
+    ids = list(dict.fromkeys([*bm25, *named, *sem, *concept, *mentioned]))
+    cover = coverage(s, ids, wanted, len(words))
+    if index is not None:
+        missing = [i for i in ids if i not in cos]
+        cos.update(zip(missing, index.similarity(q, missing)))
+    specific, parents = specific_members(s, ids, wanted)
+    said_words = set(raw)
+    x = np.zeros((len(ids), len(FEATURES)))
+    for row, sid in enumerate(ids):
+        f = x[row]
+        name, kind = s.names[sid], s.kinds[sid]
+        f[_F["bm25"]] = bm25.get(sid, 0.0)
+        f[_F["cover"]] = cover.get(sid, 0.0)
+        if sid in named:
+            f[_F["named"]] = 1.0
+            f[_F["named_first"]] = float(named[sid])
+        f[_F["mentioned"]] = float(sid in mentioned)
+        f[_F["cos"]] = cos.get(sid, 0.0)
+        f[_F["sem_top"]] = 1.0 / (1 + sem[sid]) if sid in sem else 0.0
+        if sid in concept:
+            c_rank, c_words = concept[sid]
+            f[_F["concept"]] = 1.0
+            f[_F["concept_first"]] = float(c_rank == 0)
+            f[_F["concept_words"]] = min(c_words, 3) / 3
+        if kind in ("method", "property") and not words_of(s, name.rsplit(".", 2)[-2]) <= wanted:
+            f[_F["member_unnamed"]] = 1.0
+        f[_F["specific_member"]] = float(sid in specific)
+        f[_F["generic_parent"]] = float(sid in parents)
+        f[_F["constant"]] = float(kind == "constant")
+        f[_F["module"]] = float(kind == "module")
+        f[_F["twin"]] = float(any(name.startswith(p) and w not in said_words
+                                  for p, w in TWIN_NAMESPACES))
+        f[_F["removed"]], f[_F["compat"]], f[_F["experimental"]], f[_F["keras_copy"]], \
+            f[_F["member"]], f[_F["dunder"]], f[_F["alias"]], f[_F["depth"]] = s.traits[sid]
+        f[_F["compat_asked"]] = f[_F["compat"]] * wants_compat
+        e = s.evidence.get(sid)
+        if e is not None:
+            f[_F["refs"]] = math.log1p(e.refs)
+            f[_F["files"]] = math.log1p(e.files)
+    return ids, x
+
+
+def rank(s, q: str, wants_compat: bool, meaning: bool = True) -> list[tuple[int, float]]:
+    """(symbol id, ranker score) for every candidate."""
+    ids, x = candidates(s, q, wants_compat, meaning)
+    if not ids:
+        return []
+    return list(zip(ids, (x @ load_weights()).tolist()))
+
+
+def traits(name: str, depth: int, last: int, newest: int, kind: str,
+           canonical: str | None) -> tuple[float, ...]:
+    """What a symbol is, independent of any question (feature order as in FEATURES)."""
+    parts = name.split(".")
+    return (float(last < newest), float("compat" in parts), float("experimental" in parts),
+            float(name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src."))),
+            float(kind in ("method", "property")), float(parts[-1].startswith("__")),
+            float(bool(canonical) and canonical != name), float(depth))
+
+
+def correct(s, word: str) -> str:
+    """A question word the KB has never seen, replaced by the nearest word it has
+    ("tensr" -> "tensor"); the stemmer already folds "embeding" into "embed". Words the
+    concept phrases use ("unsqueeze") are left alone."""
+    from rapidfuzz import fuzz, process
+    if len(word) < 4 or s.df.get(s.stem(word)) or not word.isalpha() \
+            or s.stem(word) in concepts.words(s.stem):
+        return word
+    m = process.extractOne(word, s._vocab, scorer=fuzz.ratio, score_cutoff=80)
+    return m[0] if m else word
+
+
+def misspelt_names(s, words: list[str]) -> list[str]:
+    """Question words with the short name they misspell ("embeding" -> "embedding") put in
+    their place."""
+    from rapidfuzz import fuzz, process
+    out = []
+    for w in words:
+        if len(w) >= 6 and w not in s.short and not s.df.get(w) \
+                and s.stem(w) not in concepts.words(s.stem):
+            m = process.extractOne(w, s.short_keys, scorer=fuzz.ratio, score_cutoff=88)
+            w = m[0] if m else w
+        out.append(w)
+    return out
+
+
+def named_by_words(s, words: list[str]) -> dict[int, bool]:
+    """Symbols whose own name is a word of the question or two adjacent words joined
+    ("sort a tensor" -> tf.sort, "one hot encoding" -> tf.one_hot, "early stopping" ->
+    EarlyStopping): the user named the op without knowing it. True when it is the first word
+    (how-to questions start with the operation: "pad a tensor with zeros" is tf.pad)."""
+    keys = set(words)
+    for a, b in zip(words, words[1:]):
+        keys |= {f"{a}_{b}", f"{a}{b}"}
+    for a, b in zip(words, words[2:]):  # one word between: "save model weights"
+        keys.add(f"{a}_{b}")
+    out: dict[int, bool] = {}
+    first = words[0] if words else ""
+    for key in keys:
+        # A single common word ("tensor", "shape", "model") names a symbol by accident.
+        if key in words and s.df.get(s.stem(key), 0) > NAMED_WORD_MAX_DF * s.n_docs:
+            continue
+        is_first = key == first or key.startswith(first + "_")
+        for sid in s.short.get(key, ()):
+            if s.kinds[sid] != "module":
+                out[sid] = out.get(sid, False) or is_first
+    return out
+
+
+def mentioned_names(s, q: str) -> set[int]:
+    """Symbols whose name the question writes as code, resolved as a name query would be
+    (exact, suffix, legacy TF1 names; not misspellings: a question's code is copied)."""
+    out: set[int] = set()
+
+    def add(sid: int, score: float, how: str, note: str = "", prior_weight: float = 0.0):
+        if how != "fuzzy" and score >= 0.8:
+            out.add(sid)
+    for token in dict.fromkeys(_CODE.findall(q)):
+        s.match_name(token.rstrip("."), add)
+    return out
+
+
+def coverage(s, ids: list[int], wanted: set[str], n_words: int) -> dict[int, float]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    return {sid: len(wanted.intersection(terms.split())) / max(1, n_words)
+            for sid, terms in s.db.execute(
+                f"SELECT id, terms FROM symbols WHERE id IN ({marks})", ids)}
+
+
+def specific_members(s, ids: list[int], wanted: set[str]) -> tuple[set[int], set[int]]:
+    """Members whose specific name the question says, and their classes ("repeat a dataset"
+    is Dataset.repeat, not Dataset, whose long docstring mentions everything). Only for a
+    specific word (Dataset.repeat), not a generic one (Layer.output)."""
+    members, parents = set(), set()
+    present = set(ids)
+    for sid in ids:
+        parent, _, leaf = s.names[sid].rpartition(".")
+        pid = s.name_to_id.get(parent)
+        if pid is None or pid not in present or s.kinds[pid] == "module":
+            continue
+        leaf_words = words_of(s, leaf) - words_of(s, parent.rpartition(".")[2])
+        if leaf_words and leaf_words <= wanted and all(
+                s.df.get(w, 0) <= SPECIFIC_WORD_MAX_DF * s.n_docs for w in leaf_words):
+            members.add(sid)
+            parents.add(pid)
+    return members, parents

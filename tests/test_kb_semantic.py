@@ -1,0 +1,132 @@
+"""The semantic index: all-MiniLM-L6-v2 on NumPy, vectors shipped beside the extract and reused
+only where a symbol's text is unchanged, and the question ranker's weights as data."""
+import dataclasses
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knowledge_base import minilm, questions, semantic
+from knowledge_base.builder import build_kb
+from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
+from tests.kbdata import history_releases
+
+ROOT = Path(__file__).resolve().parents[1]
+# Five texts of ours and their vectors as sentence-transformers 6.2 (torch) computed them
+# for sentence-transformers/all-MiniLM-L6-v2 on 2026-12-01.
+REFERENCE = Path(__file__).parent / "data" / "minilm_reference.npz"
+
+
+def test_numpy_encoder_matches_sentence_transformers():
+    ref = np.load(REFERENCE)
+    got = minilm.model().embed([str(t) for t in ref["texts"]])
+    assert got.shape == ref["vecs"].shape
+    # Same direction to within the tanh-GELU and float16 token-table differences.
+    assert np.min(np.sum(got * ref["vecs"], axis=1)) > 0.9999
+    assert np.abs(got - ref["vecs"]).max() < 2e-3
+
+
+def test_similar_questions_are_nearer_than_unrelated_ones():
+    v = minilm.model().embed(["stop tensorflow taking all the gpu memory",
+                              "Attempt to allocate only as much GPU memory as needed.",
+                              "Reads a CSV file into a dataset."])
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+def test_other_model_files_are_refused(tmp_path):
+    real = minilm.model_dir()
+    (tmp_path / "model.safetensors").symlink_to(real / "model.safetensors")
+    (tmp_path / "tokenizer.json").write_text((real / "tokenizer.json").read_text() + " ")
+    with pytest.raises(minilm.ModelUnavailable, match="not all-MiniLM-L6-v2's"):
+        minilm.MiniLM(tmp_path)
+    with pytest.raises(minilm.ModelUnavailable, match="lacks"):
+        minilm.MiniLM(tmp_path / "nowhere")
+
+
+def test_vectors_are_reused_only_for_unchanged_texts(tmp_path):
+    first = build_kb(history_releases(), tmp_path / "a.sqlite", vectors=None)
+    assert first["vectors"] > 0 and first["vectors_embedded"] == first["vectors"]
+    shipped = tmp_path / "x.vectors.npz"
+    with sqlite3.connect(tmp_path / "a.sqlite") as db:
+        assert semantic.export(db, shipped) == first["vectors"]
+    again = build_kb(history_releases(), tmp_path / "b.sqlite", vectors=shipped)
+    assert again["vectors_embedded"] == 0
+    # One symbol's docstring changes: only its vector is computed anew.
+    rels = history_releases()
+    last = rels[-1]
+    syms = [dataclasses.replace(s, doc="Pads a tensor with a constant.\n\nNew words.")
+            if s.name == "tf.pad" else s for s in last.symbols]
+    rels[-1] = dataclasses.replace(last, symbols=syms)
+    changed = build_kb(rels, tmp_path / "c.sqlite", vectors=shipped)
+    assert changed["vectors_embedded"] == 1
+    # The same vectors as embedding everything from scratch (up to rounding: batches of
+    # other lengths round differently).
+    fresh = tmp_path / "d.sqlite"
+    build_kb(rels, fresh, vectors=None)
+
+    def vectors(path):
+        with sqlite3.connect(path) as db:
+            ids, m = db.execute("SELECT ids, matrix FROM vectors").fetchone()
+        m = np.frombuffer(m, np.int8).reshape(-1, 384).astype(np.float32)
+        return ids, m / np.linalg.norm(m, axis=1, keepdims=True)
+    (ids_c, c), (ids_d, d) = vectors(tmp_path / "c.sqlite"), vectors(fresh)
+    assert ids_c == ids_d
+    assert np.min(np.sum(c * d, axis=1)) > 0.999
+
+
+def test_a_damaged_vectors_file_is_recomputed_not_trusted(tmp_path):
+    bad = tmp_path / "x.vectors.npz"
+    bad.write_bytes(b"not a zip")
+    stats = build_kb(history_releases(), tmp_path / "kb.sqlite", vectors=bad)
+    assert stats["vectors_embedded"] == stats["vectors"] > 0
+
+
+@pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
+def test_shipped_vectors_cover_every_indexed_symbol(tmp_path):
+    """kb load embeds nothing: the shipped vectors match the texts the builder embeds (a
+    change to what is embedded must come with a new kb-extract.vectors.npz)."""
+    stats = load_shipped(tmp_path / "kb.sqlite")
+    assert stats["vectors"] > 5000
+    assert stats["vectors_embedded"] == 0
+
+
+def test_ranking_weights_are_data_with_every_feature():
+    import yaml
+    doc = yaml.safe_load(questions.WEIGHTS.read_text())
+    assert set(doc["weights"]) == set(questions.FEATURES)
+    assert "kb_questions_heldout.yaml" not in " ".join(doc["trained_on"])
+    w = questions.load_weights()
+    assert w[questions.FEATURES.index("concept")] > 0
+    assert w[questions.FEATURES.index("removed")] < 0
+
+
+def test_unknown_ranking_feature_is_refused(tmp_path):
+    p = tmp_path / "ranking.yaml"
+    p.write_text("weights: {bm25: 1.0, popularity_magic: 2.0}\n")
+    with pytest.raises(ValueError, match="popularity_magic"):
+        questions.load_weights(p)
+
+
+def test_training_refuses_held_out_sets():
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "train_ranking.py"), "--extra",
+                        str(ROOT / "benchmarks" / "kb_questions_heldout.yaml")],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2
+    assert "held-out sets must never be trained on" in r.stderr
+
+
+@pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
+def test_a_question_quoting_code_finds_what_it_quotes(shipped_kb):
+    hits = shipped_kb.searcher.search("unable to use nn.moments when an axis is None", limit=3)
+    assert "tf.nn.moments" in [h.name for h in hits]
+
+
+@pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
+def test_a_concept_said_in_order_beats_its_words_said_loosely(shipped_kb):
+    hits = shipped_kb.searcher.search("batch normalization layer", limit=1)
+    assert hits[0].name == "tf.keras.layers.BatchNormalization"
