@@ -27,6 +27,8 @@ _CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
 STOPWORDS = frozenset("""a an the to of in on for with without by from and or is are be how do does
 i my me we you your can what which when where why it its this that as at into using use via
 want need make get tf tensorflow keras please""".split())
+# Names from NumPy, PyTorch and friends often mirror TensorFlow's (np.roll, np.linalg.inv).
+FOREIGN = ("np.", "numpy.", "torch.", "jnp.", "jax.numpy.", "scipy.", "pd.")
 BM25_K, SEM_K = 40, 120
 NAMED_WORD_MAX_DF = 0.01
 SPECIFIC_WORD_MAX_DF = 0.005
@@ -48,6 +50,7 @@ FEATURES = (
     "concept_first",   # ... as the concept's first name
     "concept_words",   # words of the longest phrase that fired (1-3, more is more specific)
     "member_unnamed",  # a method/property whose class the question does not name
+    "member_said",     # a member whose name's words the question says (from_saved_model)
     "specific_member", # a member whose specific name the question says (Dataset.repeat)
     "generic_parent",  # the class of such a member
     "constant",
@@ -76,6 +79,11 @@ def load_weights(path: Path = WEIGHTS) -> np.ndarray:
     if unknown:
         raise ValueError(f"{path}: unknown ranking features {sorted(unknown)}")
     return np.array([float(w.get(f, 0.0)) for f in FEATURES])
+
+
+@functools.lru_cache(maxsize=2)
+def stop_stems(stem) -> frozenset[str]:
+    return frozenset(stem(w) for w in STOPWORDS)
 
 
 def words_of(s, part: str) -> set[str]:
@@ -138,6 +146,9 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[lis
         missing = [i for i in ids if i not in cos]
         cos.update(zip(missing, index.similarity(q, missing)))
     specific, parents = specific_members(s, ids, wanted)
+    said_members = {i for i in ids if s.kinds[i] in ("method", "property") and
+                    (w := words_of(s, s.names[i].rpartition(".")[2]) - stop_stems(s.stem))
+                    and w <= wanted}
     said_words = set(raw)
     x = np.zeros((len(ids), len(FEATURES)))
     for row, sid in enumerate(ids):
@@ -158,6 +169,7 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[lis
             f[_F["concept_words"]] = min(c_words, 3) / 3
         if kind in ("method", "property") and not words_of(s, name.rsplit(".", 2)[-2]) <= wanted:
             f[_F["member_unnamed"]] = 1.0
+        f[_F["member_said"]] = float(sid in said_members)
         f[_F["specific_member"]] = float(sid in specific)
         f[_F["generic_parent"]] = float(sid in parents)
         f[_F["constant"]] = float(kind == "constant")
@@ -250,7 +262,9 @@ def mentioned_names(s, q: str) -> set[int]:
         if how != "fuzzy" and score >= 0.8:
             out.add(sid)
     for token in dict.fromkeys(_CODE.findall(q)):
-        s.match_name(token.rstrip("."), add)
+        token = token.rstrip(".")
+        foreign = next((p for p in FOREIGN if token.startswith(p)), None)
+        s.match_name(token[len(foreign):] if foreign else token, add)
     return out
 
 
