@@ -121,6 +121,10 @@ class Answers:
                 results[0]["note"] = "; ".join(filter(None, [
                     where + f" (nearest in {self.kb.versions[ord_]} below)",
                     results[0].get("note")]))
+        if " " in q and self.searcher.semantic is None:
+            # Said, not hidden: without the sentence model a question is matched by its words.
+            out["warning"] = (f"question search by meaning is off ({self.searcher.semantic_error}"
+                              "); these answers match the question's words only")
         if absent is None and (not results and DOTTED_PATH.fullmatch(q) or results and
                                self._not_held(q, results[0]["name"], results[0]["match"], True)):
             missing = self.unknown(q, results)

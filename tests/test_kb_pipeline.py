@@ -86,9 +86,13 @@ def test_build_from_wheels_then_answers(tmp_path, wheels):
     r = _run(home, f"kb build --no-download --wheel-dir {wheels}")
     assert all(x["extracted"] != "now" for x in r.data["per_release"])
 
-    # The exported compact extract rebuilds the same KB elsewhere.
+    # The exported compact extract rebuilds the same KB elsewhere, its question-search
+    # vectors written beside it and reused, not computed again.
+    vectors = tmp_path / "kb-extract.vectors.npz"
+    assert vectors.is_file()
     other = tmp_path / "other"
-    _run(other, f"kb load --extract {export}")
+    loaded = _run(other, f"kb load --extract {export}").data
+    assert loaded["vectors"] > 0 and loaded["vectors_embedded"] == 0
     assert _run(other, "history tf.nn.softmax --json").data["events"] == hist["events"]
     assert "up to date" in _run(other, f"kb load --extract {export}").text
 

@@ -130,3 +130,23 @@ def test_a_question_quoting_code_finds_what_it_quotes(shipped_kb):
 def test_a_concept_said_in_order_beats_its_words_said_loosely(shipped_kb):
     hits = shipped_kb.searcher.search("batch normalization layer", limit=1)
     assert hits[0].name == "tf.keras.layers.BatchNormalization"
+
+
+def test_question_search_without_its_model_says_so(tmp_path):
+    """A KB without vectors (or a machine without the model) still answers by words, and the
+    answer says that it did."""
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    home = tmp_path / "home"
+    build_kb(history_releases(), home / "kb.sqlite", vectors=None)
+    with sqlite3.connect(home / "kb.sqlite") as db:
+        db.execute("DELETE FROM vectors")
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}))
+    _, reply = run_line(ctx, "ask pad a tensor with zeros")
+    assert reply.ok
+    assert "question search by meaning is off" in reply.text
+    assert "tf.pad" in reply.text
+    # A name needs no sentence model: no warning.
+    _, reply = run_line(ctx, "ask tf.pad")
+    assert "meaning is off" not in reply.text

@@ -52,8 +52,9 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
         lg = data["legacy"]
         legacy = (f"{lg['name']} is TF1 API" + (f"; TF2 name: {lg['new']}" if lg["new"] else "")
                   + (f". {lg['note']}" if lg["note"] else ""))
+    warning = data.get("warning", "")
     if not data["results"]:
-        text = "\n".join(filter(None, [legacy, data["message"]]))
+        text = "\n".join(filter(None, [warning, legacy, data["message"]]))
         if data.get("suggestions") and data.get("match") != "none":
             text += "\nnearest names: " + ", ".join(data["suggestions"])
         if data.get("match") == "none":  # a dotted name no release holds: "not found" is the answer
@@ -62,6 +63,8 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
     lines = [f"Results for {data['query']!r} (signatures in {data['version']}):", ""]
     if legacy:
         lines[1:1] = [legacy, ""]
+    if warning:
+        lines[1:1] = [f"note: {warning}", ""]
     for i, d in enumerate(data["results"], 1):
         sub = _symbol_lines(d)
         lines.append(f"{i}. {sub[0]}")
