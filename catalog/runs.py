@@ -171,6 +171,12 @@ def _finish(conn, run_id: str, state: str, error: str | None = None) -> None:
         conn.execute("UPDATE catalog_run_steps SET state = ? WHERE run_id = ? AND state = ?",
                      (NOT_RUN, run_id, PENDING))
         entries.release_uses(conn, f"run {run_id}")
+        # Its jobs that ended free what they read now, not when the engine's event for their
+        # end reaches the catalog's subscriber: a model is deletable once its run is over.
+        for (job_id,) in conn.execute(
+                "SELECT job_id FROM catalog_run_steps WHERE run_id = ? AND job_id IS NOT NULL "
+                "AND state IN (?, ?, ?)", (run_id, SUCCEEDED, FAILED, REUSED)):
+            entries.release_uses(conn, f"job {job_id}")
 
 
 def _me() -> dict[str, Any]:
