@@ -396,7 +396,8 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         extra = popularity.build(db.conn)
         # The semantic index covers what the words index covers (see above).
         extra |= semantic.build(db.conn, [
-            (sid, names[sid - 1], semantic.symbol_text(words, path, summary, doc))
+            (sid, names[sid - 1], semantic.symbol_text(words, path, summary, doc),
+             semantic.name_text(names[sid - 1], summary))
             for sid, words, path, summary, doc in fts_rows], vectors, progress)
     db.close()
     return {"releases": len(versions), "symbols": len(names), "events": len(events),

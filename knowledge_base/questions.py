@@ -46,6 +46,8 @@ FEATURES = (
                        # EarlyStopping): what the user is asking about, or starting from
     "cos",             # cosine similarity of question and symbol text (MiniLM)
     "sem_top",         # 1 / (1 + rank) among the semantic neighbours
+    "cos_name",        # cosine similarity of question and "full name: summary"
+    "sem_name_top",    # 1 / (1 + rank) among that view's neighbours
     "concept",         # concept data points at it
     "concept_first",   # ... as the concept's first name
     "concept_words",   # words of the longest phrase that fired (1-3, more is more specific)
@@ -123,13 +125,14 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[lis
     wanted = {s.stem(w) for w in words} | {s.stem(v) for w in words for v in variants(w)}
     best = (-rows[0][1] or 1.0) if rows else 1.0
     bm25 = {sid: -r / best for sid, r in rows}
-    sem: dict[int, int] = {}
-    cos: dict[int, float] = {}
+    sem: dict[str, dict[int, int]] = {"doc": {}, "name": {}}
+    cos: dict[str, dict[int, float]] = {"doc": {}, "name": {}}
     index = s.semantic if meaning else None
     if index is not None:
         # The whole question: the sentence model reads "not", "only", "per" and word order.
-        for rank, (sid, c) in enumerate(index.query(q, k=SEM_K)):
-            sem[sid], cos[sid] = rank, c
+        for view in sem:
+            for rank, (sid, c) in enumerate(index.query(q, k=SEM_K, view=view)):
+                sem[view][sid], cos[view][sid] = rank, c
     # Concepts see one-letter words too ("largest k").
     said_stems = wanted | {s.stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
     order = [s.stem(fixed.get(w, w)) for w in said]
@@ -137,14 +140,18 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[lis
     for name, rank, n_words in concepts.meant(said_stems, s.stem, order):
         sid = s.name_to_id.get(name)
         if sid is not None:
-            old = concept.get(sid, (rank, n_words))
-            concept[sid] = (min(rank, old[0]), max(n_words, old[1]))
+            # Rank and phrase length from the same concept: the one with the longest phrase,
+            # then the name's best place in it.
+            old = concept.get(sid)
+            if old is None or (n_words, -rank) > (old[1], -old[0]):
+                concept[sid] = (rank, n_words)
     mentioned = mentioned_names(s, q)
-    ids = list(dict.fromkeys([*bm25, *named, *sem, *concept, *mentioned]))
+    ids = list(dict.fromkeys([*bm25, *named, *sem["doc"], *sem["name"], *concept, *mentioned]))
     cover = coverage(s, ids, wanted, len(words))
     if index is not None:
-        missing = [i for i in ids if i not in cos]
-        cos.update(zip(missing, index.similarity(q, missing)))
+        for view, found in cos.items():
+            missing = [i for i in ids if i not in found]
+            found.update(zip(missing, index.similarity(q, missing, view)))
     specific, parents = specific_members(s, ids, wanted)
     said_members = {i for i in ids if s.kinds[i] in ("method", "property") and
                     (w := words_of(s, s.names[i].rpartition(".")[2]) - stop_stems(s.stem))
@@ -160,8 +167,10 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[lis
             f[_F["named"]] = 1.0
             f[_F["named_first"]] = float(named[sid])
         f[_F["mentioned"]] = float(sid in mentioned)
-        f[_F["cos"]] = cos.get(sid, 0.0)
-        f[_F["sem_top"]] = 1.0 / (1 + sem[sid]) if sid in sem else 0.0
+        f[_F["cos"]] = cos["doc"].get(sid, 0.0)
+        f[_F["sem_top"]] = 1.0 / (1 + sem["doc"][sid]) if sid in sem["doc"] else 0.0
+        f[_F["cos_name"]] = cos["name"].get(sid, 0.0)
+        f[_F["sem_name_top"]] = 1.0 / (1 + sem["name"][sid]) if sid in sem["name"] else 0.0
         if sid in concept:
             c_rank, c_words = concept[sid]
             f[_F["concept"]] = 1.0

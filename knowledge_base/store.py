@@ -43,7 +43,7 @@ from pathlib import Path
 from knowledge_base import links
 from knowledge_base.errors import KBError
 
-FORMAT_VERSION = "4"  # 3: popularity and vectors (semantic index); 4: MiniLM vectors
+FORMAT_VERSION = "5"  # 3: popularity and vectors; 4: MiniLM vectors; 5: two vector views
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
