@@ -49,20 +49,21 @@ def test_other_model_files_are_refused(tmp_path):
 
 def test_vectors_are_reused_only_for_unchanged_texts(tmp_path):
     first = build_kb(history_releases(), tmp_path / "a.sqlite", vectors=None)
-    assert first["vectors"] > 0 and first["vectors_embedded"] == first["vectors"]
+    # Two views of each symbol (doc, name), each embedded.
+    assert first["vectors"] > 0 and first["vectors_embedded"] == 2 * first["vectors"]
     shipped = tmp_path / "x.vectors.npz"
     with sqlite3.connect(tmp_path / "a.sqlite") as db:
         assert semantic.export(db, shipped) == first["vectors"]
     again = build_kb(history_releases(), tmp_path / "b.sqlite", vectors=shipped)
     assert again["vectors_embedded"] == 0
-    # One symbol's docstring changes: only its vector is computed anew.
+    # One symbol's docstring changes (its summary too): only its two vectors are computed anew.
     rels = history_releases()
     last = rels[-1]
     syms = [dataclasses.replace(s, doc="Pads a tensor with a constant.\n\nNew words.")
             if s.name == "tf.pad" else s for s in last.symbols]
     rels[-1] = dataclasses.replace(last, symbols=syms)
     changed = build_kb(rels, tmp_path / "c.sqlite", vectors=shipped)
-    assert changed["vectors_embedded"] == 1
+    assert changed["vectors_embedded"] == 2
     # The same vectors as embedding everything from scratch (up to rounding: batches of
     # other lengths round differently).
     fresh = tmp_path / "d.sqlite"
@@ -70,7 +71,7 @@ def test_vectors_are_reused_only_for_unchanged_texts(tmp_path):
 
     def vectors(path):
         with sqlite3.connect(path) as db:
-            ids, m = db.execute("SELECT ids, matrix FROM vectors").fetchone()
+            ids, m = db.execute("SELECT ids, doc_matrix FROM vectors").fetchone()
         m = np.frombuffer(m, np.int8).reshape(-1, 384).astype(np.float32)
         return ids, m / np.linalg.norm(m, axis=1, keepdims=True)
     (ids_c, c), (ids_d, d) = vectors(tmp_path / "c.sqlite"), vectors(fresh)
@@ -82,7 +83,7 @@ def test_a_damaged_vectors_file_is_recomputed_not_trusted(tmp_path):
     bad = tmp_path / "x.vectors.npz"
     bad.write_bytes(b"not a zip")
     stats = build_kb(history_releases(), tmp_path / "kb.sqlite", vectors=bad)
-    assert stats["vectors_embedded"] == stats["vectors"] > 0
+    assert stats["vectors_embedded"] == 2 * stats["vectors"] > 0
 
 
 @pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
