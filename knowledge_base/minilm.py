@@ -109,7 +109,8 @@ class MiniLM:
                                 (get(p + "attention.output.LayerNorm.weight"),
                                  get(p + "attention.output.LayerNorm.bias")),
                                 lin("intermediate.dense"), lin("output.dense"),
-                                (get(p + "output.LayerNorm.weight"), get(p + "output.LayerNorm.bias"))))
+                                (get(p + "output.LayerNorm.weight"),
+                                 get(p + "output.LayerNorm.bias"))))
 
     def embed(self, texts: list[str], batch_size: int = 64, progress=None) -> np.ndarray:
         """Unit vectors, one float32 row per text. Texts are batched by length so that

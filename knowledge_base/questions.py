@@ -1,8 +1,9 @@
 """Answering a question written in words: which symbols could answer it, and how well.
 
-Candidates come from four sources: BM25 over names, summaries and docstrings (SQLite FTS5);
+Candidates come from five sources: BM25 over names, summaries and docstrings (SQLite FTS5);
 the semantic index (nearest in meaning, ``semantic.py``); symbols the question names without
-knowing it ("sort a tensor" -> tf.sort); and concept words kept as data ("dtype" -> tf.cast).
+knowing it ("sort a tensor" -> tf.sort); names it quotes as code (``nn.moments``,
+``np.roll``); and concept words kept as data ("dtype" -> tf.cast).
 Each candidate is described by the features below and scored by a linear ranker whose weights
 are data (``data/ranking.yaml``), fitted by ``tools/train_ranking.py`` on the tuned question
 sets only, so the held-out sets measure what a new user gets.
@@ -100,7 +101,8 @@ def variants(word: str) -> list[str]:
     return []
 
 
-def candidates(s, q: str, wants_compat: bool, meaning: bool = True) -> tuple[list[int], np.ndarray]:
+def candidates(s, q: str, wants_compat: bool,
+               meaning: bool = True) -> tuple[list[int], np.ndarray]:
     """The symbols that could answer question ``q`` and their features (one row each).
     ``meaning=False`` leaves the sentence model out (a misspelt name is not a sentence, and
     names must stay instant)."""

@@ -1,11 +1,11 @@
 """Semantic index: what a question means, not only which words it shares with a docstring.
 
-Each searchable symbol is embedded twice, with all-MiniLM-L6-v2: its name words, summary and
-the opening of its docstring ("doc" view), and its full name with the summary alone ("name"
-view: sharper for short questions, where the docstring's details blur the match) (``knowledge_base/minilm.py``): a sentence model trained on question/
-answer pairs, so "stop tensorflow from taking all the gpu memory" lands near
-``set_memory_growth``'s docstring although they share one word. A question is answered by
-one matrix product over the stored vectors.
+Each searchable symbol is embedded twice with all-MiniLM-L6-v2 (``knowledge_base/minilm.py``),
+a sentence model trained on question/answer pairs, so "stop tensorflow from taking all the gpu
+memory" lands near ``set_memory_growth``'s docstring although they share one word: its name
+words, summary and the opening of its docstring ("doc" view), and its full name with the
+summary alone ("name" view: sharper for short questions, where a docstring's details blur the
+match). A question is answered by one matrix product per view over the stored vectors.
 
 Embedding every symbol takes a couple of minutes on a CPU, too long for ``kb load``, so the
 vectors ship beside the extract (``kb-extract.vectors.npz``: int8, keyed by symbol name and a
