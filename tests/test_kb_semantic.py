@@ -151,3 +151,20 @@ def test_question_search_without_its_model_says_so(tmp_path):
     # A name needs no sentence model: no warning.
     _, reply = run_line(ctx, "ask tf.pad")
     assert "meaning is off" not in reply.text
+
+
+def test_kb_status_says_how_questions_are_searched(tmp_path):
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    home = tmp_path / "home"
+    build_kb(history_releases(), home / "kb.sqlite", vectors=None)
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}))
+    _, reply = run_line(ctx, "kb status")
+    assert reply.data["search"]["meaning"] is True
+    assert "question search: all-MiniLM-L6-v2 int8 over" in reply.text
+    with sqlite3.connect(home / "kb.sqlite") as db:
+        db.execute("DELETE FROM vectors")
+    _, reply = run_line(Context(load_config({"TFDESK_HOME": str(home)})), "kb status")
+    assert reply.data["search"]["meaning"] is False
+    assert "question search by meaning is off: this KB has no semantic index" in reply.text

@@ -194,4 +194,19 @@ def kb_status(ctx: Context) -> Reply:
         keras = f"{r['keras_source'] or '?'} {r['keras_version'] or ''}".strip()
         lines.append(f"{r['version']:<8} {r['tf_version']:<10} {keras:<26} "
                      f"{r['estimator_version'] or '-':<10} {r['symbols']}")
-    return Reply(text="\n".join(lines), data={"meta": meta, "releases": rows})
+    index = a.searcher.semantic
+    if index is None:
+        search = {"meaning": False, "why": a.searcher.semantic_error}
+        lines.append(f"question search by meaning is off: {a.searcher.semantic_error}")
+    else:
+        import yaml
+
+        from knowledge_base import questions, semantic
+        fit = yaml.safe_load(questions.WEIGHTS.read_text()) or {}
+        search = {"meaning": True, "model": semantic.MODEL, "symbols": len(index.ids),
+                  "views": list(index.matrices), "ranker_fitted": fit.get("fitted"),
+                  "ranker_questions": fit.get("questions")}
+        lines.append(f"question search: {semantic.MODEL} over {len(index.ids)} symbols "
+                     f"({' and '.join(index.matrices)} views); ranker fitted "
+                     f"{fit.get('fitted')} on {fit.get('questions')} questions")
+    return Reply(text="\n".join(lines), data={"meta": meta, "releases": rows, "search": search})
