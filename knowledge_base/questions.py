@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from knowledge_base import concepts
+from knowledge_base import concepts, minilm
 
 WEIGHTS = Path(__file__).parent / "data" / "ranking.yaml"
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -199,7 +199,8 @@ def candidates(s, q: str, wants_compat: bool,
 
 def rank(s, q: str, wants_compat: bool, meaning: bool = True) -> list[tuple[int, float]]:
     """(symbol id, ranker score) for every candidate."""
-    ids, x = candidates(s, q, wants_compat, meaning)
+    with minilm.one_thread():
+        ids, x = candidates(s, q, wants_compat, meaning)
     if not ids:
         return []
     return list(zip(ids, (x @ load_weights()).tolist()))
