@@ -10,7 +10,7 @@ from pathlib import Path
 from knowledge_base import links
 from knowledge_base.builder import canonical_rank
 from knowledge_base.errors import KBError
-from knowledge_base.search import Searcher, clean_query
+from knowledge_base.search import Searcher, clean_query, is_name
 from knowledge_base.store import KB
 
 
@@ -121,7 +121,7 @@ class Answers:
                 results[0]["note"] = "; ".join(filter(None, [
                     where + f" (nearest in {self.kb.versions[ord_]} below)",
                     results[0].get("note")]))
-        if " " in q and self.searcher.semantic is None:
+        if not is_name(q) and self.searcher.semantic is None:
             # Said, not hidden: without the sentence model a question is matched by its words.
             out["warning"] = (f"question search by meaning is off ({self.searcher.semantic_error}"
                               "); these answers match the question's words only")

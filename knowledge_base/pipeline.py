@@ -51,7 +51,7 @@ def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = F
         progress("loading KB extract", None, None)
     merged = read_merged(extract)
     stats = build_kb(merged, kb_path, progress, meta={"source": f"extract:{sha}"},
-                     vectors=semantic.vectors_path(extract))
+                     vectors=vectors)
     return {"skipped": False, "path": str(kb_path), **stats}
 
 

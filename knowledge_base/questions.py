@@ -208,7 +208,8 @@ def rank(s, q: str, wants_compat: bool, meaning: bool = True) -> list[tuple[int,
 
 def traits(name: str, depth: int, last: int, newest: int, kind: str,
            canonical: str | None) -> tuple[float, ...]:
-    """What a symbol is, independent of any question (feature order as in FEATURES)."""
+    """What a symbol is, independent of any question (feature order as in FEATURES; the
+    name prior, search.NAME_PRIOR, weighs the same tuple)."""
     parts = name.split(".")
     return (float(last < newest), float("compat" in parts), float("experimental" in parts),
             float(name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src."))),

@@ -66,8 +66,8 @@ class Searcher:
             self.short.setdefault(short.lower(), []).append(sid)
             parent, _, leaf = name.rpartition(".")
             self.children.setdefault(parent, {})[leaf] = sid
-            self.prior[sid] = _prior(name, depth, last, newest_ord, kind, canonical)
             self.traits[sid] = questions.traits(name, depth, last, newest_ord, kind, canonical)
+            self.prior[sid] = _prior(name, self.traits[sid])
         self.short_keys = list(self.short)
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
@@ -88,25 +88,25 @@ class Searcher:
         q = clean_query(query)
         if not q:
             return []
-        wants_compat = "compat" in q or "v1" in q.split(".")
+        compat = wants_compat(q)
         hits: dict[int, Hit] = {}
 
         def add(sid: int, score: float, how: str, note: str = "", prior_weight: float = 0.25):
             prior = self.prior[sid]
-            if wants_compat and ".compat." in self.names[sid]:
+            if compat and ".compat." in self.names[sid]:
                 prior += 0.5
             total = score + prior_weight * prior
             if sid not in hits or hits[sid].score < total:
                 hits[sid] = Hit(sid, self.names[sid], total, how, note)
 
         name = q.rstrip(".").removesuffix("()")
-        nameish = bool(_NAMEISH.match(q))
+        nameish = is_name(q)
         if nameish:
             self._names(name, add)
         # Words only when the name gave nothing convincing; for a name-like query they are
         # a weak fallback (its words are the name's own parts).
         if not nameish or not any(h.score >= 0.6 for h in hits.values()):
-            for sid, z in questions.rank(self, q, wants_compat, meaning=not nameish):
+            for sid, z in questions.rank(self, q, compat, meaning=not nameish):
                 # The ranker's score is a logit: squashed into (0, 1) like the name scores,
                 # which for a name-like query here are all weak ones.
                 add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
@@ -299,6 +299,16 @@ class Searcher:
 stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)
 
 
+def is_name(q: str) -> bool:
+    """Written as a name (tf.nn.softmax, EarlyStopping, fit()), not in words."""
+    return bool(_NAMEISH.match(q))
+
+
+def wants_compat(q: str) -> bool:
+    """The query asks for TF1 API (tf.compat..., a .v1. part)."""
+    return "compat" in q or "v1" in q.split(".")
+
+
 def clean_query(query: str) -> str:
     """Any input becomes a short, valid str: bad UTF-8 replaced, whitespace collapsed."""
     if isinstance(query, bytes):
@@ -330,24 +340,14 @@ def _spellings(q: str) -> list[tuple[str, str]]:
     return out
 
 
-def _prior(name: str, depth: int, last: int, newest: int, kind: str, canonical: str | None) -> float:
-    parts = name.split(".")
-    p = 0.0
-    if last < newest:
-        p -= 0.4
-    if "compat" in parts:
-        p -= 0.6
-    if "raw_ops" in parts:
-        p -= 0.9
-    if "experimental" in parts:
-        p -= 0.25
-    if name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src.")):
-        p -= 0.1  # Keras' own copies of core ops: people mostly mean the tf.* op
-    if kind in ("method", "property"):
-        p -= 0.15
-    if parts[-1].startswith("__"):
-        p -= 0.35  # operator methods (__getitem__): listed, but below ordinary members
-    if canonical and canonical != name:
-        p -= 0.15
-    p -= 0.04 * depth
-    return p
+# What the name prior makes of each of ``questions.traits`` (in that order): not in the
+# newest release, tf.compat, experimental, Keras' own copies of core ops (people mostly mean
+# the tf.* op), member, operator method (__getitem__: listed, but below ordinary members),
+# alias, depth. The question ranker weighs the same traits with fitted weights.
+NAME_PRIOR = (-0.4, -0.6, -0.25, -0.1, -0.15, -0.35, -0.15, -0.04)
+RAW_OPS_PRIOR = -0.9
+
+
+def _prior(name: str, traits: tuple[float, ...]) -> float:
+    p = sum(w * t for w, t in zip(NAME_PRIOR, traits))
+    return p + (RAW_OPS_PRIOR if "raw_ops" in name.split(".") else 0.0)

@@ -188,9 +188,12 @@ class Index:
     def vector(self, text: str) -> np.ndarray:
         # A question is embedded once although it is asked for several times (neighbours in
         # each view, then the similarity of candidates that other signals found).
-        if self._last is None or self._last[0] != text:
-            self._last = (text, self.model.embed([text])[0])
-        return self._last[1]
+        # One read of the cache: Slack's threads share the index, and another question may
+        # replace the entry between a check and a second read.
+        last = self._last
+        if last is None or last[0] != text:
+            last = self._last = (text, self.model.embed([text])[0])
+        return last[1]
 
     def similarity(self, text: str, ids: list[int], view: str = "doc") -> list[float]:
         """Cosine similarity of ``text`` and each symbol (0 for one not in the index)."""

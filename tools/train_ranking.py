@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from bot.config import load_config  # noqa: E402
 from knowledge_base import questions  # noqa: E402
 from knowledge_base.answers import Answers  # noqa: E402
-from knowledge_base.search import _NAMEISH, clean_query  # noqa: E402
+from knowledge_base.search import clean_query, is_name, wants_compat  # noqa: E402
 
 TUNED = [ROOT / "benchmarks" / n for n in
          ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_train.yaml")]
@@ -47,11 +47,11 @@ def groups(a: Answers, paths: list[Path]) -> tuple[list, int]:
     for path in paths:
         for item in yaml.safe_load(Path(path).read_text()):
             q = clean_query(item["q"])
-            if _NAMEISH.match(q):
+            if is_name(q):
                 continue  # names are answered by name matching, not by the ranker
             accept = set(item["accept"])
             objs = {obj.get(n) for n in accept} - {None}
-            ids, x = questions.candidates(s, q, "compat" in q or "v1" in q.split("."))
+            ids, x = questions.candidates(s, q, wants_compat(q))
             pos = np.array([s.names[i] in accept or s.objects.get(i) in objs for i in ids])
             if not pos.any():
                 missing += 1
