@@ -75,9 +75,14 @@ _F = {f: i for i, f in enumerate(FEATURES)}
 
 
 @functools.lru_cache(maxsize=2)
+def ranking(path: Path = WEIGHTS) -> dict:
+    """The weights file: weights, and when and on what they were fitted."""
+    return yaml.safe_load(path.read_text()) or {}
+
+
+@functools.lru_cache(maxsize=2)
 def load_weights(path: Path = WEIGHTS) -> np.ndarray:
-    data = yaml.safe_load(path.read_text()) or {}
-    w = data.get("weights") or {}
+    w = ranking(path).get("weights") or {}
     unknown = set(w) - set(FEATURES)
     if unknown:
         raise ValueError(f"{path}: unknown ranking features {sorted(unknown)}")

@@ -6,7 +6,7 @@ over a question's candidates puts its mass on an accepted answer (listwise logis
 L2-regularised), fitted with NumPy on the TUNED question sets only:
 
 - benchmarks/kb_queries.yaml (its questions), benchmarks/kb_questions.yaml,
-  benchmarks/kb_questions_train.yaml (220 questions written as training data);
+  benchmarks/kb_questions_train.yaml (463 questions written as training data);
 - any --extra set (e.g. the first real-users set, kept outside the repository).
 
 Never pass a held-out set (benchmarks/kb_questions_heldout.yaml, the second real-users set):

@@ -199,10 +199,8 @@ def kb_status(ctx: Context) -> Reply:
         search = {"meaning": False, "why": a.searcher.semantic_error}
         lines.append(f"question search by meaning is off: {a.searcher.semantic_error}")
     else:
-        import yaml
-
         from knowledge_base import questions, semantic
-        fit = yaml.safe_load(questions.WEIGHTS.read_text()) or {}
+        fit = questions.ranking()
         search = {"meaning": True, "model": semantic.MODEL, "symbols": len(index.ids),
                   "views": list(index.matrices), "ranker_fitted": fit.get("fitted"),
                   "ranker_questions": fit.get("questions")}
