@@ -1,0 +1,72 @@
+"""The question sets written as training data are well formed, name only symbols the KB has,
+repeat no question of another tuned set, and share no question with the held-out set.
+
+Deliberately checks no search results: these files train the ranker, they do not measure it.
+The held-out file is only compared by text here, so a training question that leaks into it
+(or the other way round) fails the build instead of silently inflating the measurement.
+"""
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from knowledge_base.pipeline import SHIPPED_EXTRACT
+
+pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+TRAINING = ("kb_questions_train.yaml", "kb_questions_train2.yaml")
+OTHER_TUNED = ("kb_queries.yaml", "kb_questions.yaml")
+
+
+def _load(name: str) -> list:
+    return yaml.safe_load((BENCH / name).read_text(encoding="utf-8"))
+
+
+def _norm(q) -> str:
+    # Case, punctuation and spacing differences do not make a question new.
+    return re.sub(r"[^a-z0-9]+", " ", str(q).lower()).strip()
+
+
+@pytest.mark.parametrize("name", TRAINING)
+def test_training_set_is_well_formed(name):
+    items = _load(name)
+    assert isinstance(items, list) and len(items) >= 300
+    for item in items:
+        assert set(item) == {"q", "accept"}, item
+        assert isinstance(item["q"], str) and item["q"].strip(), item
+        assert isinstance(item["accept"], list) and 1 <= len(item["accept"]) <= 5, item
+    questions = [_norm(item["q"]) for item in items]
+    dups = sorted({q for q in questions if questions.count(q) > 1})
+    assert not dups, dups
+
+
+@pytest.mark.parametrize("name", TRAINING)
+def test_every_accepted_training_name_is_in_the_kb(shipped_kb, name):
+    missing = [(item["q"], n) for item in _load(name) for n in item["accept"]
+               if shipped_kb.kb.symbol(n) is None]
+    assert not missing
+
+
+def test_no_question_repeats_across_tuned_sets():
+    # The second training file must add new questions, not reweight old ones.
+    seen = {}
+    for name in OTHER_TUNED + TRAINING[:1]:
+        for item in _load(name):
+            seen.setdefault(_norm(item["q"]), name)
+    repeats = [(item["q"], seen[_norm(item["q"])]) for item in _load(TRAINING[1])
+               if _norm(item["q"]) in seen]
+    assert not repeats
+
+
+def test_no_training_question_is_in_the_heldout_set():
+    heldout = {_norm(item["q"]) for item in _load("kb_questions_heldout.yaml")}
+    leaked = [item["q"] for name in TRAINING for item in _load(name) if _norm(item["q"]) in heldout]
+    assert not leaked, f"{len(leaked)} training questions also in the held-out set: {leaked}"
+
+
+def test_training_sets_are_the_ones_the_ranker_trains_on():
+    script = (BENCH.parent / "tools" / "train_ranking.py").read_text(encoding="utf-8")
+    for name in TRAINING:
+        assert f'"{name}"' in script, name
