@@ -103,9 +103,10 @@ def aliases(text: str) -> dict[str, str]:
     return out
 
 
-def references(text: str, known: set[str]) -> set[str]:
-    """The KB names one file refers to."""
-    local = aliases(text)
+def references(text: str, known: set[str], local: dict[str, str] | None = None) -> set[str]:
+    """The KB names a text refers to; ``local`` is the import aliases in force (by default the
+    text's own: a whole file; a notebook cell passes its file's)."""
+    local = aliases(text) if local is None else local
     found: set[str] = set()
     for m in _CHAIN.finditer(text):
         parts = m.group(1).split(".")
@@ -127,16 +128,21 @@ def references(text: str, known: set[str]) -> set[str]:
     return found & known
 
 
-def file_text(path: str, raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace")
-    if not path.endswith(".ipynb"):
-        return text
+def notebook_cells(text: str) -> list[tuple[str, str]] | None:
+    """(cell type, source) per cell of a notebook's JSON; None when it is not JSON."""
     try:
         cells = json.loads(text).get("cells", [])
     except json.JSONDecodeError:
-        return text
-    return "\n".join("".join(c.get("source", [])) if isinstance(c.get("source"), list)
-                     else str(c.get("source", "")) for c in cells)
+        return None
+    return [(str(c.get("cell_type", "")),
+             "".join(c.get("source", [])) if isinstance(c.get("source"), list)
+             else str(c.get("source", ""))) for c in cells]
+
+
+def file_text(path: str, raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    cells = notebook_cells(text) if path.endswith(".ipynb") else None
+    return text if cells is None else "\n".join(src for _, src in cells)
 
 
 def git(gitdir: str, *args: str, data: bytes | None = None) -> bytes:
@@ -144,7 +150,9 @@ def git(gitdir: str, *args: str, data: bytes | None = None) -> bytes:
                           capture_output=True, check=True).stdout
 
 
-def read_source(gitdir: str, pattern: re.Pattern) -> tuple[str, str, dict[str, str]]:
+def read_source(gitdir: str, pattern: re.Pattern,
+                parse=file_text) -> tuple[str, str, dict[str, object]]:
+    """(commit, date, path -> parse(path, bytes)) for the files of HEAD matching pattern."""
     commit = git(gitdir, "rev-parse", "HEAD").decode().strip()
     date = git(gitdir, "log", "-1", "--format=%cs", "HEAD").decode().strip()
     paths = [p for p in git(gitdir, "ls-tree", "-r", "--name-only", "HEAD").decode().splitlines()
@@ -154,7 +162,7 @@ def read_source(gitdir: str, pattern: re.Pattern) -> tuple[str, str, dict[str, s
     for p in paths:  # cat-file --batch: "<sha> <type> <size>\n<content>\n" per request
         nl = blob.index(b"\n", pos)
         size = int(blob[pos:nl].split()[2])
-        files[p] = file_text(p, blob[nl + 1:nl + 1 + size])
+        files[p] = parse(p, blob[nl + 1:nl + 1 + size])
         pos = nl + 1 + size + 1
     return commit, date, files
 
