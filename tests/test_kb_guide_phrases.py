@@ -134,3 +134,31 @@ def test_python_examples_read_their_strings_as_markdown():
 ])
 def test_sentence_filter(sentence, ok):
     assert _tool().good_sentence(sentence) is ok
+
+
+def test_mentions_without_module_resolve_only_when_unambiguous():
+    tool = _tool()
+    short = tool.short_names({"tf.data.Dataset.flat_map": "a",
+                              "tf.compat.v1.data.Dataset.flat_map": "b",
+                              "tf.one.Thing.go": "c", "tf.two.Thing.go": "d"})
+    assert short == {"Dataset.flat_map": "tf.data.Dataset.flat_map"}  # compat names left out
+    cells = [{"cell_type": "markdown", "source": [
+        "Nested sets become one stream when you call `Dataset.flat_map()` on them. "
+        "Calling `Thing.go` is a different story altogether."]},
+        {"cell_type": "code", "source": ["ds = ds.flat_map(lambda x: x)"]}]
+    items = tool.file_items("guide/nested.ipynb", json.dumps({"cells": cells}))
+    phrases, _ = tool.pairs(items, {"tf.data.Dataset.flat_map"}, short)
+    assert [p.mentions for p in phrases] == [{"tf.data.Dataset.flat_map"}, set()]
+
+
+def test_far_sentences_get_no_code_link():
+    tool = _tool()
+    prose = " ".join(f"Sentence number {w} talks about the weather." for w in
+                     ("one", "two", "three", "four", "five"))
+    cells = [{"cell_type": "markdown", "source": [prose]},
+             {"cell_type": "code", "source": ["g = tf.clip_by_norm(g, 1.0)"]}]
+    items = tool.file_items("guide/far.ipynb", json.dumps({"cells": cells}))
+    corpus = tool.Corpus(*tool.pairs(items, KNOWN), sources=[])
+    linked = tool.link(corpus, {"tf.clip_by_norm": "tf.clip_by_norm"}, ubiquitous=1.0)
+    near = ["one", "two", "three", "four", "five"][-tool.MAX_DISTANCE - 1:]
+    assert [t.split()[2] for t in linked.texts] == near

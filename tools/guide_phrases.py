@@ -9,38 +9,42 @@ bare git dirs. Each file becomes a stream of markdown headings, markdown sentenc
 (notebook cells; fenced blocks of .md files; keras-io .py files, whose markdown is their
 top-level triple-quoted strings and whose title is the "Title:" line of the first one).
 
-How pairs are made (rules as data: the constants below):
-- a heading, written "parent heading: heading" for context, and each sentence of the markdown
-  (4..40 words; no links, LaTeX, licence or notebook-button boilerplate) are linked to the KB
-  symbols referenced by the code that follows them, up to the next markdown (one "segment");
-- a sentence that names a symbol in backticks (`tf.clip_by_norm`, `model.fit()`) is also
-  linked to that symbol directly;
+How pairs are made (rules as data: the constants below; tuned on the training questions only):
+- a heading, written "parent heading: heading" for context, is linked to the KB symbols that the
+  code of its whole section references (HEADING_SCOPE; a page title only to the code after it);
+- a sentence of the markdown (4..40 words; no links, LaTeX, licence, notebook-button or
+  "read more" boilerplate) is linked to the code that follows it up to the next markdown (one
+  "segment"), if at most MAX_DISTANCE sentences stand between them (farther prose is about
+  something else: the nearest sentences alone kept recall with 30% fewer phrases);
+- a comment in code (a block of # lines) is a sentence linked to the lines below it;
+- a name in backticks (`tf.clip_by_norm`, `model.fit()`, `Dataset.flat_map`) links its
+  sentence (or heading) to that symbol directly;
 - references resolve with usage_counts' rules (the file's imports, Keras 3 spellings, a few
-  well-known methods by name); modules are left out; objects in more than UBIQUITOUS of all
-  segments (imports-and-print glue such as tf.constant, printed when run) carry no task meaning
-  and are dropped from code links; a phrase whose code uses more than MAX_TARGETS symbols keeps
-  the MAX_TARGETS rarest across segments. Aliases of one object count once, under the name the
-  sources spell most often.
-- identical phrase texts (a sentence repeated across tutorials) are one phrase with the union
-  of their links.
+  well-known methods by name), and "Class.member" written without its module where those two
+  parts name one object; modules are left out. Objects in more than UBIQUITOUS of all segments
+  (Keras glue: Dense, Model.fit/compile, Sequential, Input, Dataset.batch; printed when run)
+  carry no task meaning and are dropped from code links; a phrase whose code uses more than
+  MAX_TARGETS symbols keeps the MAX_TARGETS rarest. Aliases of one object count once, under the
+  name the sources spell most often. Identical phrase texts are one phrase with all their links.
 
 File layout (np.savez_compressed; no text of the sources, only vectors and KB names):
 ``model`` (knowledge_base.semantic.MODEL), ``matrix`` int8 (n, 384) quantized like
 semantic.quantize, ``offsets`` int32 (n+1) into ``targets`` (KB symbol names), ``weights``
 float16 per target (1.0 for a backtick mention in the phrase itself, 1/k for each of the k
-symbols of the code that follows; the larger when both), ``kind`` int8 per phrase (0 heading,
-1 sentence, 2 sentence naming a symbol in backticks), ``sources`` ("repo @ commit (date)").
+symbols of the code it is linked to; the larger when both), ``kind`` int8 per phrase (0 heading,
+1 sentence or code comment, 2 sentence naming a symbol in backticks), ``sources``
+("repo @ commit (date)").
 
 Re-run (a built KB; the sources as bare git dirs, e.g. ``git clone --bare``)::
 
     PYTHONPATH=$PWD .venv/bin/python tools/guide_phrases.py --kb $TFDESK_HOME/kb.sqlite \\
         --source tensorflow/docs=/path/to/tensorflow-docs.git \\
-        --source keras-team/keras-io=/path/to/keras-io.git \\
-        -o knowledge_base/data/guide-phrases.npz
+        --source keras-team/keras-io=/path/to/keras-io.git [--cache /tmp/guide-vectors.npz]
 
-Embedding ~15k phrases takes a few minutes on a CPU. ``--check QUESTIONS.yaml`` instead
-measures a written file: for each question, whether an accepted symbol is linked from its 20
-nearest phrases, against the 20 nearest symbols of the KB's own "doc" view.
+Reading and linking take seconds; embedding ~11k phrases takes 3-10 minutes on a 2-core CPU
+(18 phrases/s measured on a busy one). ``--cache`` keeps the vectors (text hashes and vectors,
+no text) so that a re-run which changes only the linking embeds nothing; ``--stats`` only counts.
+tools/guide_phrases_check.py measures the file on a training question set.
 """
 from __future__ import annotations
 
@@ -69,6 +73,7 @@ HEADING, SENTENCE, MENTION = 0, 1, 2
 MIN_WORDS, MAX_WORDS = 4, 40
 UBIQUITOUS = 0.05      # share of code segments above which a symbol says nothing of the task
 MAX_TARGETS = 6
+MAX_DISTANCE = 2            # a sentence with more sentences than this before its code: no code link
 HEADING_SCOPE = "section"   # a heading links to its whole section's code ("next": the next code)
 SECTION_FROM_LEVEL = 2      # ... headings from this level down (a title would link everything)
 COMMENTS = True             # code comments are sentences linked to the lines below them
@@ -87,6 +92,7 @@ NOISE = re.compile(r"https?://|www\.|colab|github|licen[cs]e|copyright|\$|\\[a-z
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[`])")
 # A comment line; not a notebook form field, a linter's or a shell command.
 _COMMENT = re.compile(r"^\s*#(?![@!%]|\s*(?:pylint|noqa|type:|TODO))\s*(.*)$")
+_DOTTED = re.compile(r"([A-Za-z_]\w*\.[A-Za-z_]\w*)(?:\(.*\))?")
 _TITLE = re.compile(r"^Title:\s*(.+)$", re.M)
 _md = MarkdownIt("commonmark").enable("table")
 
@@ -182,6 +188,7 @@ class Raw:
     segments: list[int] = field(default_factory=list)
     mentions: set[str] = field(default_factory=set)
     own: set[str] = field(default_factory=set)  # a code comment: the names of the lines below it
+    distance: int = 0  # a sentence: how many sentences stand between it and its code
 
 
 def good_sentence(s: str) -> bool:
@@ -209,9 +216,11 @@ def comments(code: str) -> list[tuple[str, str]]:
     return out
 
 
-def pairs(items: list[tuple], known: set[str]) -> tuple[list[Raw], list[set[str]]]:
+def pairs(items: list[tuple], known: set[str], short: dict[str, str] | None = None
+          ) -> tuple[list[Raw], list[set[str]]]:
     """Phrases of one file linked to the segments of code that follow them, and each segment's
-    KB names. A heading is written under its parent heading for context."""
+    KB names. A heading is written under its parent heading for context. ``short`` resolves
+    backtick mentions written without their module (see ``short_names``)."""
     local = aliases("\n".join(it[1] for it in items if it[0] == "code"))
     segments: list[set[str]] = []
     phrases: list[Raw] = []
@@ -224,8 +233,9 @@ def pairs(items: list[tuple], known: set[str]) -> tuple[list[Raw], list[set[str]
         if not code:
             return
         segments.append(references("\n".join(code), known, local))
-        for p in pending:
+        for i, p in enumerate(pending):
             p.segments.append(len(segments) - 1)
+            p.distance = len(pending) - 1 - i
         for _, p in sections:
             if not p.segments or p.segments[-1] != len(segments) - 1:
                 p.segments.append(len(segments) - 1)
@@ -251,7 +261,7 @@ def pairs(items: list[tuple], known: set[str]) -> tuple[list[Raw], list[set[str]
             if not text or BOILERPLATE_HEADINGS.match(text) or NOISE.search(text):
                 continue
             full = f"{parent}: {text}" if parent else text
-            raw = Raw(full, HEADING, mentions=_mentions(codes, known, local))
+            raw = Raw(full, HEADING, mentions=_mentions(codes, known, local, short))
             if HEADING_SCOPE == "section" and level >= SECTION_FROM_LEVEL:
                 sections.append((level, raw))
                 phrases.append(raw)
@@ -260,7 +270,7 @@ def pairs(items: list[tuple], known: set[str]) -> tuple[list[Raw], list[set[str]
             _, text, codes = it
             if not good_sentence(text):
                 continue
-            found = _mentions(codes, known, local)
+            found = _mentions(codes, known, local, short)
             raw = Raw(text, MENTION if found else SENTENCE, mentions=found)
         phrases.append(raw)
         pending.append(raw)
@@ -268,11 +278,32 @@ def pairs(items: list[tuple], known: set[str]) -> tuple[list[Raw], list[set[str]
     return phrases, segments
 
 
-def _mentions(codes: list[str], known: set[str], local: dict[str, str]) -> set[str]:
+def _mentions(codes: list[str], known: set[str], local: dict[str, str],
+              short: dict[str, str] | None) -> set[str]:
     found: set[str] = set()
     for c in codes:
-        found |= references(c, known, local)
+        names = references(c, known, local)
+        if not names and short:
+            m = _DOTTED.fullmatch(c.strip())
+            names = {short[m.group(1)]} if m and m.group(1) in short else set()
+        found |= names
     return found
+
+
+def short_names(obj_of: dict[str, str]) -> dict[str, str]:
+    """"Class.member" -> its KB name, for prose that writes `Dataset.flat_map` or `Model.fit()`
+    without the module; only where the two parts name one object (compat names left out)."""
+    objs: dict[str, set[str]] = defaultdict(set)
+    best: dict[str, str] = {}
+    for name, o in obj_of.items():
+        parts = name.split(".")
+        if len(parts) < 3 or "compat" in parts:
+            continue
+        key = ".".join(parts[-2:])
+        objs[key].add(o)
+        if key not in best or (len(name), name) < (len(best[key]), best[key]):
+            best[key] = name
+    return {k: best[k] for k, o in objs.items() if len(o) == 1 and k[0].isupper()}
 
 
 # -- the whole corpus ------------------------------------------------------------------------
@@ -288,7 +319,8 @@ def _decode(path: str, raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def read_corpus(specs: list[tuple[str, str]], known: set[str]) -> Corpus:
+def read_corpus(specs: list[tuple[str, str]], known: set[str],
+                short: dict[str, str] | None = None) -> Corpus:
     phrases: list[Raw] = []
     segments: list[set[str]] = []
     sources = []
@@ -296,7 +328,7 @@ def read_corpus(specs: list[tuple[str, str]], known: set[str]) -> Corpus:
         commit, date, files = read_source(gitdir, SOURCES[repo][1], parse=_decode)
         sources.append(f"{repo} @ {commit} ({date})")
         for path, text in sorted(files.items()):
-            ps, segs = pairs(file_items(path, text), known)
+            ps, segs = pairs(file_items(path, text), known, short)
             for p in ps:
                 p.segments = [s + len(segments) for s in p.segments]
             segments += segs
@@ -313,11 +345,11 @@ class Linked:
 
 
 def link(corpus: Corpus, obj_of: dict[str, str], ubiquitous: float = UBIQUITOUS,
-         max_targets: int = MAX_TARGETS) -> Linked:
+         max_targets: int = MAX_TARGETS, max_distance: int = MAX_DISTANCE) -> Linked:
     """Phrases with their final targets (see the module docstring), merged by text. Names not
     in ``obj_of`` (modules) are left out."""
     corpus = Corpus([Raw(p.text, p.kind, p.segments, p.mentions & obj_of.keys(),
-                         p.own & obj_of.keys()) for p in corpus.phrases],
+                         p.own & obj_of.keys(), p.distance) for p in corpus.phrases],
                     [s & obj_of.keys() for s in corpus.segments], corpus.sources)
     segs = [{obj_of[n] for n in s} for s in corpus.segments]
     share = Counter(o for s in segs for o in s)
@@ -335,7 +367,8 @@ def link(corpus: Corpus, obj_of: dict[str, str], ubiquitous: float = UBIQUITOUS,
 
     merged: dict[str, tuple[int, dict[str, float]]] = {}
     for p in corpus.phrases:
-        code = set().union(*(segs[i] for i in p.segments), {obj_of[n] for n in p.own}) - drop
+        near = p.segments if p.distance <= max_distance else []
+        code = set().union(*(segs[i] for i in near), {obj_of[n] for n in p.own}) - drop
         if len(code) > max_targets:
             code = set(sorted(code, key=lambda o: (share[o], o))[:max_targets])
         weights = {name[o]: 1.0 / len(code) for o in code}
@@ -398,67 +431,16 @@ def write(path: Path, linked: Linked, vectors: np.ndarray, sources: list[str]) -
     tmp.replace(path)
 
 
-# -- usefulness check ------------------------------------------------------------------------
-
-def check(path: Path, kb: str, questions: Path, k: int = 20) -> dict:
-    """Share of the questions (written as words, not names) with an accepted symbol among the
-    targets of their k nearest phrases, among the k best symbols when phrases vote (similarity
-    times weight, over the 5k nearest phrases), and among the k nearest symbols of the KB's
-    own "doc" view."""
-    import yaml
-
-    from knowledge_base.answers import Answers
-    from knowledge_base.search import clean_query, is_name
-    with np.load(path, allow_pickle=False) as f:
-        m = f["matrix"].astype(np.float32)
-        offsets, targets, weights = f["offsets"], [str(t) for t in f["targets"]], f["weights"]
-    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-6)
-    a = Answers.open(Path(kb), "")
-    s = a.searcher
-    obj = dict(a.kb.db.execute("SELECT name, COALESCE(object, name) FROM symbols"))
-    items = [(clean_query(it["q"]), set(it["accept"]))
-             for it in yaml.safe_load(questions.read_text())]
-    items = [(q, acc) for q, acc in items if not is_name(q)]
-    vectors = minilm.model().embed([q for q, _ in items])
-    hits = Counter()
-    for (q, accept), v in zip(items, vectors):
-        want = {obj.get(n, n) for n in accept}
-        sims = m @ v
-        top = np.argsort(-sims)[:5 * k]
-        linked = {targets[j] for i in top[:k] for j in range(offsets[i], offsets[i + 1])}
-        votes: Counter = Counter()
-        for i in top:
-            for j in range(offsets[i], offsets[i + 1]):
-                votes[targets[j]] += float(sims[i]) * float(weights[j])
-        doc = [s.names[i] for i, _ in s.semantic.query(q, k=k)]
-        hits["linked"] += len(linked)
-        hits["phrases"] += any(obj.get(n, n) in want for n in linked)
-        hits["voted"] += any(obj.get(n, n) in want for n, _ in votes.most_common(k))
-        hits["doc"] += any(obj.get(n, n) in want for n in doc)
-        hits["either"] += any(obj.get(n, n) in want for n in [*linked, *doc])
-    out = {key: hits[key] / len(items) for key in ("phrases", "voted", "doc", "either")}
-    out["symbols linked from the nearest phrases"] = hits["linked"] / len(items)
-    out["questions"] = len(items)
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kb", required=True, help="a built KB (kb.sqlite)")
     ap.add_argument("--source", action="append", default=[], metavar="REPO=GITDIR",
                     help=f"one of {', '.join(SOURCES)}")
     ap.add_argument("-o", "--output", type=Path, default=OUTPUT)
-    ap.add_argument("--check", type=Path, metavar="QUESTIONS.yaml",
-                    help="measure --output on these questions instead of writing it")
     ap.add_argument("--stats", action="store_true", help="count phrases only; embed nothing")
     ap.add_argument("--cache", type=Path, help="vectors embedded before (text hashes and "
                     "vectors), reused and updated: for re-runs that change only the linking")
     args = ap.parse_args(argv)
-    if args.check:
-        for key, value in check(args.output, args.kb, args.check).items():
-            print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
-        return 0
-
     specs = []
     for spec in args.source:
         repo, _, gitdir = spec.partition("=")
@@ -473,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
         "SELECT name, object FROM symbols WHERE kind != 'module'")}
     known = set(obj_of) | {n for (n,) in db.execute("SELECT name FROM symbols")}
     t0 = time.monotonic()
-    corpus = read_corpus(specs, known)
+    corpus = read_corpus(specs, known, short_names(obj_of))
     linked = link(corpus, obj_of)
     print(f"read {len(corpus.phrases)} phrases, {len(corpus.segments)} code segments in "
           f"{time.monotonic() - t0:.1f} s", file=sys.stderr)
