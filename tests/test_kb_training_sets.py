@@ -16,8 +16,9 @@ from knowledge_base.pipeline import SHIPPED_EXTRACT
 pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-TRAINING = ("kb_questions_train.yaml", "kb_questions_train2.yaml", "kb_questions_train3.yaml")
-OTHER_TUNED = ("kb_queries.yaml", "kb_questions.yaml")
+TRAINING = ("kb_questions_train.yaml", "kb_questions_train2.yaml", "kb_questions_train3.yaml",
+            "kb_questions_train4.yaml")
+OTHER_TUNED = ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_paraphrased.yaml")
 
 
 def _load(name: str) -> list:

@@ -9,6 +9,7 @@ L2-regularised), fitted with NumPy on the TUNED question sets only:
   benchmarks/kb_questions_train.yaml (443 questions written as training data),
   benchmarks/kb_questions_train2.yaml (a second set, session 5, written the same way),
   benchmarks/kb_questions_train3.yaml (a third set, session 5, for symbols no other set covered),
+  benchmarks/kb_questions_train4.yaml (a fourth set, session 5, in the style of issue titles),
   benchmarks/kb_questions_paraphrased.yaml (our paraphrases of real users' questions, session 5);
 - any --extra set (e.g. the first real-users set, kept outside the repository).
 
@@ -39,7 +40,7 @@ from knowledge_base.search import clean_query, is_name, wants_compat  # noqa: E4
 
 TUNED = [ROOT / "benchmarks" / n for n in
          ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_train.yaml",
-          "kb_questions_train2.yaml", "kb_questions_train3.yaml",
+          "kb_questions_train2.yaml", "kb_questions_train3.yaml", "kb_questions_train4.yaml",
           "kb_questions_paraphrased.yaml")]
 
 
