@@ -31,6 +31,8 @@ want need make get tf tensorflow keras please""".split())
 # Names from NumPy, PyTorch and friends often mirror TensorFlow's (np.roll, np.linalg.inv).
 FOREIGN = ("np.", "numpy.", "torch.", "jnp.", "jax.numpy.", "scipy.", "pd.")
 BM25_K, SEM_K = 40, 120
+# Sentences of the phrasebooks read per question, and how many of the nearest add candidates.
+ASK_K, ASK_NEW, GUIDE_K, GUIDE_NEW = 20, 8, 40, 15
 NAMED_WORD_MAX_DF = 0.01
 SPECIFIC_WORD_MAX_DF = 0.005
 TWIN_NAMESPACES = (("tf.keras.ops.", "keras"), ("tf.keras.backend.", "keras"),
@@ -49,6 +51,12 @@ FEATURES = (
     "sem_top",         # 1 / (1 + rank) among the semantic neighbours
     "cos_name",        # cosine similarity of question and "full name: summary"
     "sem_name_top",    # 1 / (1 + rank) among that view's neighbours
+    "asked",           # cosine of the nearest known question answered by it (phrasebook.py)
+    "asked_top",       # 1 / (1 + rank) of that question among the known ones
+    "asked_close",     # how far that cosine is above 0.8 (a rewording, not a neighbour)
+    "guide",           # cosine of the nearest guide sentence whose code uses it
+    "guide_top",       # 1 / (1 + rank) of that sentence
+    "guide_votes",     # share of the nearest guide sentences that point at it
     "concept",         # concept data points at it
     "concept_first",   # ... as the concept's first name
     "concept_words",   # words of the longest phrase that fired (1-3, more is more specific)
@@ -106,11 +114,11 @@ def variants(word: str) -> list[str]:
     return []
 
 
-def candidates(s, q: str, wants_compat: bool,
-               meaning: bool = True) -> tuple[list[int], np.ndarray]:
+def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
+               leave_out: tuple[str | None, int] = (None, 0)) -> tuple[list[int], np.ndarray]:
     """The symbols that could answer question ``q`` and their features (one row each).
     ``meaning=False`` leaves the sentence model out (a misspelt name is not a sentence, and
-    names must stay instant)."""
+    names must stay instant). ``leave_out`` is for training only (see Book.evidence)."""
     raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
     said = [w for w in raw if w not in STOPWORDS] or raw
     asked = list(dict.fromkeys(w for w in said if len(w) > 1))[:12]
@@ -140,6 +148,7 @@ def candidates(s, q: str, wants_compat: bool,
         for view in sem:
             for rank, (sid, c) in enumerate(index.query(q, k=SEM_K, view=view)):
                 sem[view][sid], cos[view][sid] = rank, c
+    asked, guide = phrases(s, q, leave_out) if index is not None else ({}, {})
     # Concepts see one-letter words too ("largest k").
     said_stems = wanted | {s.stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
     order = [s.stem(fixed.get(w, w)) for w in said]
@@ -153,7 +162,10 @@ def candidates(s, q: str, wants_compat: bool,
             if old is None or (n_words, -rank) > (old[1], -old[0]):
                 concept[sid] = (rank, n_words)
     mentioned = mentioned_names(s, q)
-    ids = list(dict.fromkeys([*bm25, *named, *sem["doc"], *sem["name"], *concept, *mentioned]))
+    ids = list(dict.fromkeys([
+        *bm25, *named, *sem["doc"], *sem["name"], *concept, *mentioned,
+        *(i for i, e in asked.items() if e[1] < ASK_NEW),
+        *(i for i, e in guide.items() if e[1] < GUIDE_NEW)]))
     cover = coverage(s, ids, wanted, len(words))
     if index is not None:
         for view, found in cos.items():
@@ -178,6 +190,14 @@ def candidates(s, q: str, wants_compat: bool,
         f[_F["sem_top"]] = 1.0 / (1 + sem["doc"][sid]) if sid in sem["doc"] else 0.0
         f[_F["cos_name"]] = cos["name"].get(sid, 0.0)
         f[_F["sem_name_top"]] = 1.0 / (1 + sem["name"][sid]) if sid in sem["name"] else 0.0
+        if sid in asked:
+            c, r, _, _ = asked[sid]
+            f[_F["asked"]], f[_F["asked_top"]] = c, 1.0 / (1 + r)
+            f[_F["asked_close"]] = max(0.0, c - 0.8) / 0.2
+        if sid in guide:
+            c, r, _, n = guide[sid]
+            f[_F["guide"]], f[_F["guide_top"]] = c, 1.0 / (1 + r)
+            f[_F["guide_votes"]] = n / GUIDE_K
         if sid in concept:
             c_rank, c_words = concept[sid]
             f[_F["concept"]] = 1.0
@@ -200,6 +220,18 @@ def candidates(s, q: str, wants_compat: bool,
             f[_F["refs"]] = math.log1p(e.refs)
             f[_F["files"]] = math.log1p(e.files)
     return ids, x
+
+
+def phrases(s, q: str, leave_out: tuple[str | None, int]) -> tuple[dict, dict]:
+    """What the phrasebooks say of ``q``: evidence per symbol from known questions, and from
+    guide sentences."""
+    books = s.phrasebooks
+    if not books:
+        return {}, {}
+    v = s.semantic.vector(q)
+    asked = books["asked"].evidence(v, ASK_K, leave_out) if "asked" in books else {}
+    guide = books["guide"].evidence(v, GUIDE_K) if "guide" in books else {}
+    return asked, guide
 
 
 def rank(s, q: str, wants_compat: bool, meaning: bool = True) -> list[tuple[int, float]]:

@@ -24,7 +24,7 @@ from functools import cached_property
 import snowballstemmer
 from rapidfuzz import fuzz, process
 
-from knowledge_base import popularity, questions, semantic
+from knowledge_base import phrasebook, popularity, questions, semantic
 from knowledge_base.errors import KBError
 from knowledge_base.questions import STOPWORDS  # noqa: F401 - re-exported for concepts, tests
 
@@ -294,6 +294,13 @@ class Searcher:
         except KBError as exc:
             self.semantic_error = str(exc)
             return None
+
+    @cached_property
+    def phrasebooks(self) -> dict[str, phrasebook.Book]:
+        """Known questions and guide sentences, as vectors (empty without the model)."""
+        if self.semantic is None:
+            return {}
+        return phrasebook.load_all(semantic.MODEL, self.name_to_id)
 
 
 stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)

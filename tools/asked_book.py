@@ -1,0 +1,72 @@
+"""Write ``knowledge_base/data/asked.npz``: the "asked before" phrasebook.
+
+Every question of our own training files (``benchmarks/kb_queries.yaml``'s questions and
+each ``benchmarks/kb_questions*.yaml`` but the held-out set), embedded with the search's
+sentence model and linked to the answers it accepts. A user's question worded like one of
+them then finds the same answers (``knowledge_base/phrasebook.py``). Only our own words go in:
+real users' questions (kept outside the repository) never do, and the held-out set never does.
+
+Each sentence keeps its file and a key of its text, so ``tools/train_ranking.py`` can compute
+a training question's features without its own file: as for a new user, whose question is not
+in the book. ``tests/test_kb_asked_book.py`` fails when a training file changed and this was
+not re-run.
+
+Run: ``PYTHONPATH=$PWD .venv/bin/python tools/asked_book.py``.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from knowledge_base import minilm, phrasebook, semantic  # noqa: E402
+from knowledge_base.search import clean_query, is_name  # noqa: E402
+
+BENCH = ROOT / "benchmarks"
+HELD_OUT = "kb_questions_heldout.yaml"
+
+
+def own_words() -> list[Path]:
+    """The training files, in a stable order (the held-out set is never one)."""
+    return [BENCH / "kb_queries.yaml"] + sorted(
+        p for p in BENCH.glob("kb_questions*.yaml") if p.name != HELD_OUT)
+
+
+def questions(path: Path) -> list[tuple[str, list[str]]]:
+    """(question as the searcher sees it, accepted names); name queries are left out: names
+    are answered by name matching."""
+    out = []
+    for item in yaml.safe_load(path.read_text()) or []:
+        q = clean_query(item["q"])
+        if q and not is_name(q):
+            out.append((q, list(item["accept"])))
+    return out
+
+
+def main() -> int:
+    files = own_words()
+    texts, targets, keys, origin = [], [], [], []
+    for i, path in enumerate(files):
+        for q, accept in questions(path):
+            texts.append(q)
+            targets.append([(n, 1.0) for n in accept])
+            keys.append(phrasebook.key(q))
+            origin.append(i)
+    t0 = time.perf_counter()
+    vectors = minilm.model().embed(
+        texts, progress=lambda done, total: print(f"\rembedding {done}/{total}", end=""))
+    print(f"\n{len(texts)} questions from {len(files)} files in {time.perf_counter() - t0:.0f} s")
+    out = phrasebook.BOOKS["asked"]
+    phrasebook.write(out, semantic.MODEL, vectors, targets, keys=keys, origin=origin,
+                     files=[p.name for p in files])
+    print(f"wrote {out} ({out.stat().st_size / 1e3:.0f} kB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
