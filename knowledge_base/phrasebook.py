@@ -68,16 +68,18 @@ class Book:
     def __len__(self) -> int:
         return len(self.matrix)
 
-    def evidence(self, v: np.ndarray, k: int, leave_out: tuple[str | None, int] = (None, 0)
+    def evidence(self, v: np.ndarray, k: int, leave_out: tuple[tuple[str, ...], int] = ((), 0)
                  ) -> dict[int, tuple[float, int, float, int]]:
         """symbol id -> (best cosine, rank of that sentence, its link weight, how many of the
         k nearest sentences point at the symbol), over the k sentences nearest to ``v``.
-        ``leave_out`` = (file, key): a training question does not see its own file or text,
-        as a new user's question would not be in the book."""
+        ``leave_out`` = (files, key): a training question does not see its own file (nor one
+        that paraphrases it) or its own text, as a new user's question would not be in the
+        book."""
         sims = self.matrix @ v
-        file, own = leave_out
-        if file is not None and file in self.files:
-            sims[self.origin == self.files.index(file)] = -2.0
+        files, own = leave_out
+        for file in files:
+            if file in self.files:
+                sims[self.origin == self.files.index(file)] = -2.0
         if own:
             sims[self.keys == own] = -2.0
         k = min(k, len(sims))

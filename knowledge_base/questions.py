@@ -115,7 +115,7 @@ def variants(word: str) -> list[str]:
 
 
 def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
-               leave_out: tuple[str | None, int] = (None, 0)) -> tuple[list[int], np.ndarray]:
+               leave_out: tuple[tuple[str, ...], int] = ((), 0)) -> tuple[list[int], np.ndarray]:
     """The symbols that could answer question ``q`` and their features (one row each).
     ``meaning=False`` leaves the sentence model out (a misspelt name is not a sentence, and
     names must stay instant). ``leave_out`` is for training only (see Book.evidence)."""
@@ -222,7 +222,7 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
     return ids, x
 
 
-def phrases(s, q: str, leave_out: tuple[str | None, int]) -> tuple[dict, dict]:
+def phrases(s, q: str, leave_out: tuple[tuple[str, ...], int]) -> tuple[dict, dict]:
     """What the phrasebooks say of ``q``: evidence per symbol from known questions, and from
     guide sentences."""
     books = s.phrasebooks

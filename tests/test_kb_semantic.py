@@ -163,6 +163,9 @@ def test_kb_status_says_how_questions_are_searched(tmp_path):
     _, reply = run_line(ctx, "kb status")
     assert reply.data["search"]["meaning"] is True
     assert "question search: all-MiniLM-L6-v2 int8 over" in reply.text
+    # The shipped "asked before" book is read (its names that this small KB lacks are skipped).
+    assert reply.data["search"]["phrasebooks"]["asked"] > 1000
+    assert "phrasebooks: questions asked before" in reply.text
     with sqlite3.connect(home / "kb.sqlite") as db:
         db.execute("DELETE FROM vectors")
     _, reply = run_line(Context(load_config({"TFDESK_HOME": str(home)})), "kb status")

@@ -44,22 +44,31 @@ TUNED = [ROOT / "benchmarks" / n for n in
           "kb_questions_paraphrased.yaml")]
 
 
-def groups(a: Answers, paths: list[Path]) -> tuple[list, int]:
+def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = None
+           ) -> tuple[list, int]:
     """(features, positive mask, question) per question whose answer is among its
-    candidates, and how many questions had none."""
+    candidates, and how many questions had none. ``paraphrased``: file name -> the book file
+    that holds our paraphrases of its questions (left out with it)."""
+    paraphrased = paraphrased or {}
     s = a.searcher
     obj = {n: o for n, o in a.kb.db.execute("SELECT name, object FROM symbols")}
     out, missing = [], 0
+    held = {phrasebook.key(clean_query(item["q"])) for item in
+            yaml.safe_load((ROOT / "benchmarks" / "kb_questions_heldout.yaml").read_text())}
     for path in paths:
+        name = Path(path).name
+        own = (name, paraphrased[name]) if name in paraphrased else (name,)
         for item in yaml.safe_load(Path(path).read_text()):
             q = clean_query(item["q"])
             if is_name(q):
                 continue  # names are answered by name matching, not by the ranker
+            if phrasebook.key(q) in held:
+                continue  # worded as a held-out question: that one measures, it does not train
             accept = set(item["accept"])
             objs = {obj.get(n) for n in accept} - {None}
             # As a new user's: the "asked before" book without this question's file or text.
             ids, x = questions.candidates(s, q, wants_compat(q),
-                                          leave_out=(Path(path).name, phrasebook.key(q)))
+                                          leave_out=(own, phrasebook.key(q)))
             pos = np.array([s.names[i] in accept or s.objects.get(i) in objs for i in ids])
             if not pos.any():
                 missing += 1
@@ -84,20 +93,25 @@ def without_concepts(data: list) -> list:
 
 def fit(data: list, l2: float, steps: int = 1500, lr: float = 0.05) -> np.ndarray:
     """Listwise logistic loss: -log(sum of softmax over the accepted answers), Adam.
+    All questions' candidates are stacked in one matrix and each question's softmax is taken
+    over its own rows (``reduceat``), so a step is a few array operations.
     (Fitting each question a second time as if no concept had fired was tried: the
     cross-validated numbers, with and without concepts, stayed within a question.)"""
-    w = np.zeros(data[0][0].shape[1])
+    x = np.concatenate([d[0] for d in data])
+    pos = np.concatenate([d[1] for d in data]).astype(float)
+    sizes = np.array([len(d[0]) for d in data])
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    group = np.repeat(np.arange(len(data)), sizes)
+    w = np.zeros(x.shape[1])
     m = np.zeros_like(w)
     v = np.zeros_like(w)
     for t in range(1, steps + 1):
-        g = 2 * l2 * w
-        for x, pos, _ in data:
-            z = x @ w
-            p = np.exp(z - z.max())
-            p /= p.sum()
-            qp = np.where(pos, p, 0.0)
-            qp /= qp.sum()
-            g += x.T @ (p - qp) / len(data)
+        z = x @ w
+        e = np.exp(z - np.maximum.reduceat(z, starts)[group])
+        p = e / np.add.reduceat(e, starts)[group]
+        qp = p * pos
+        qp /= np.add.reduceat(qp, starts)[group]
+        g = 2 * l2 * w + x.T @ (p - qp) / len(data)
         m = 0.9 * m + 0.1 * g
         v = 0.999 * v + 0.001 * g * g
         w -= lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
@@ -130,16 +144,20 @@ def cross_validate(data: list, l2: float, k: int = 5) -> tuple[float, ...]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kb", help="KB file (default: the configured one)")
-    ap.add_argument("--extra", action="append", default=[], help="another tuned question set")
+    ap.add_argument("--extra", action="append", default=[], metavar="PATH[:PARAPHRASES]",
+                    help="another tuned question set; after a colon, the benchmarks file that "
+                         "paraphrases it (left out of 'asked before' while it is featurized)")
     ap.add_argument("--l2", type=float, nargs="*", default=[0.0003, 0.001, 0.003, 0.01])
     ap.add_argument("--write", action="store_true", help="write knowledge_base/data/ranking.yaml")
     args = ap.parse_args()
-    if any("heldout" in p or "questions-2" in p for p in args.extra):
+    extra = [e.partition(":") for e in args.extra]
+    if any("heldout" in p or "questions-2" in p for p, _, _ in extra):
         ap.error("held-out sets must never be trained on")
+    paraphrased = {Path(p).name: para for p, _, para in extra if para}
     cfg = load_config()
     a = Answers.open(Path(args.kb) if args.kb else cfg.kb_path, cfg.site_url)
-    paths = TUNED + [Path(p) for p in args.extra]
-    data, missing = groups(a, paths)
+    paths = TUNED + [Path(p) for p, _, _ in extra]
+    data, missing = groups(a, paths, paraphrased)
     print(f"{len(data)} questions with an answer among their candidates, {missing} without")
     try:
         current = questions.load_weights()

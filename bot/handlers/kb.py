@@ -183,6 +183,9 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
     return Reply(text=text, data=stats)
 
 
+BOOK_WORDS = {"asked": "questions asked before", "guide": "guide sentences"}
+
+
 @command("kb status", "which releases the KB holds and where they came from", permission="read")
 def kb_status(ctx: Context) -> Reply:
     a = answers(ctx)
@@ -204,7 +207,13 @@ def kb_status(ctx: Context) -> Reply:
         search = {"meaning": True, "model": semantic.MODEL, "symbols": len(index.ids),
                   "views": list(index.matrices), "ranker_fitted": fit.get("fitted"),
                   "ranker_questions": fit.get("questions")}
+        books = {name: len(b) for name, b in a.searcher.phrasebooks.items()}
+        search["phrasebooks"] = books
         lines.append(f"question search: {semantic.MODEL} over {len(index.ids)} symbols "
                      f"({' and '.join(index.matrices)} views); ranker fitted "
                      f"{fit.get('fitted')} on {fit.get('questions')} questions")
+        lines.append("phrasebooks: " + (", ".join(
+            f"{BOOK_WORDS.get(n, n)} {k}" for n, k in books.items()) or
+            "none (their files are missing or from another model: answers use the symbols' "
+            "own text only)"))
     return Reply(text="\n".join(lines), data={"meta": meta, "releases": rows, "search": search})
