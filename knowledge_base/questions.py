@@ -4,9 +4,9 @@ Candidates come from five sources: BM25 over names, summaries and docstrings (SQ
 the semantic index (nearest in meaning, ``semantic.py``); symbols the question names without
 knowing it ("sort a tensor" -> tf.sort); names it quotes as code (``nn.moments``,
 ``np.roll``); and concept words kept as data ("dtype" -> tf.cast).
-Each candidate is described by the features below and scored by a linear ranker whose weights
-are data (``data/ranking.yaml``), fitted by ``tools/train_ranking.py`` on the tuned question
-sets only, so the held-out sets measure what a new user gets.
+Each candidate is described by the features below and scored by a learned ranker (gradient
+boosted trees, ``data/ranker.txt``), fitted by ``tools/train_ranking.py`` on the training
+question sets only, so the held-out sets measure what a new user gets.
 """
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ import numpy as np
 import yaml
 
 from knowledge_base import concepts, minilm
+from knowledge_base.errors import KBError
 
-WEIGHTS = Path(__file__).parent / "data" / "ranking.yaml"
+RANKER = Path(__file__).parent / "data" / "ranker.txt"       # tools/train_ranking.py writes
+RANKING = Path(__file__).parent / "data" / "ranking.yaml"    # ... and says how it was fitted
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # A token written as code: dotted, snake_case, CamelCase with two humps or more, or called.
 _CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
@@ -83,18 +85,30 @@ _F = {f: i for i, f in enumerate(FEATURES)}
 
 
 @functools.lru_cache(maxsize=2)
-def ranking(path: Path = WEIGHTS) -> dict:
-    """The weights file: weights, and when and on what they were fitted."""
+def ranking(path: Path = RANKING) -> dict:
+    """What the ranker was fitted on, when, and how well it carried to unseen question sets."""
     return yaml.safe_load(path.read_text()) or {}
 
 
+class RankerUnavailable(KBError):
+    pass
+
+
 @functools.lru_cache(maxsize=2)
-def load_weights(path: Path = WEIGHTS) -> np.ndarray:
-    w = ranking(path).get("weights") or {}
-    unknown = set(w) - set(FEATURES)
-    if unknown:
-        raise ValueError(f"{path}: unknown ranking features {sorted(unknown)}")
-    return np.array([float(w.get(f, 0.0)) for f in FEATURES])
+def ranker(path: Path = RANKER):
+    """The fitted ranker (a LightGBM LambdaRank model: trees, because what a feature is worth
+    depends on the others: a high cosine means more when the words agree), checked to be
+    fitted on the features this code computes."""
+    import lightgbm
+    if not path.is_file():
+        raise RankerUnavailable(f"the question ranker {path} is missing; run "
+                                "tools/train_ranking.py --write")
+    booster = lightgbm.Booster(model_file=str(path))
+    if booster.feature_name() != list(FEATURES):
+        extra = sorted(set(booster.feature_name()) ^ set(FEATURES))
+        raise RankerUnavailable(f"{path} was fitted on other features than this tfdesk "
+                                f"computes (differing: {extra}); re-run tools/train_ranking.py")
+    return booster
 
 
 @functools.lru_cache(maxsize=2)
@@ -240,7 +254,7 @@ def rank(s, q: str, wants_compat: bool, meaning: bool = True) -> list[tuple[int,
         ids, x = candidates(s, q, wants_compat, meaning)
     if not ids:
         return []
-    return list(zip(ids, (x @ load_weights()).tolist()))
+    return list(zip(ids, ranker().predict(x, num_threads=1).tolist()))
 
 
 def traits(name: str, depth: int, last: int, newest: int, kind: str,

@@ -107,7 +107,7 @@ class Searcher:
         # a weak fallback (its words are the name's own parts).
         if not nameish or not any(h.score >= 0.6 for h in hits.values()):
             for sid, z in questions.rank(self, q, compat, meaning=not nameish):
-                # The ranker's score is a logit: squashed into (0, 1) like the name scores,
+                # The ranker's score is unbounded: squashed into (0, 1) like the name scores,
                 # which for a name-like query here are all weak ones.
                 add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
         ranked = sorted(hits.values(), key=lambda h: (-h.score, h.name))
@@ -350,7 +350,7 @@ def _spellings(q: str) -> list[tuple[str, str]]:
 # What the name prior makes of each of ``questions.traits`` (in that order): not in the
 # newest release, tf.compat, experimental, Keras' own copies of core ops (people mostly mean
 # the tf.* op), member, operator method (__getitem__: listed, but below ordinary members),
-# alias, depth. The question ranker weighs the same traits with fitted weights.
+# alias, depth. The question ranker learns what the same traits are worth.
 NAME_PRIOR = (-0.4, -0.6, -0.25, -0.1, -0.15, -0.35, -0.15, -0.04)
 RAW_OPS_PRIOR = -0.9
 

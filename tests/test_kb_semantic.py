@@ -95,21 +95,30 @@ def test_shipped_vectors_cover_every_indexed_symbol(tmp_path):
     assert stats["vectors_embedded"] == 0
 
 
-def test_ranking_weights_are_data_with_every_feature():
+def test_the_ranker_is_data_fitted_on_every_feature():
     import yaml
-    doc = yaml.safe_load(questions.WEIGHTS.read_text())
-    assert set(doc["weights"]) == set(questions.FEATURES)
+    doc = yaml.safe_load(questions.RANKING.read_text())
     assert "kb_questions_heldout.yaml" not in " ".join(doc["trained_on"])
-    w = questions.load_weights()
-    assert w[questions.FEATURES.index("concept")] > 0
-    assert w[questions.FEATURES.index("removed")] < 0
+    assert doc["leave_one_file_out"]["all"]["top1"] > 0.5
+    booster = questions.ranker()
+    assert booster.feature_name() == list(questions.FEATURES)
+    # Every feature family is used by some tree.
+    used = dict(zip(booster.feature_name(), booster.feature_importance("split")))
+    for f in ("bm25", "cos", "asked", "guide", "concept_words", "removed"):
+        assert used[f] > 0, f
 
 
-def test_unknown_ranking_feature_is_refused(tmp_path):
-    p = tmp_path / "ranking.yaml"
-    p.write_text("weights: {bm25: 1.0, popularity_magic: 2.0}\n")
-    with pytest.raises(ValueError, match="popularity_magic"):
-        questions.load_weights(p)
+def test_a_ranker_fitted_on_other_features_is_refused(tmp_path):
+    import lightgbm
+    rng = np.random.default_rng(0)
+    x, y = rng.random((40, 2)), (rng.random(40) > 0.7).astype(int)
+    m = lightgbm.LGBMRanker(n_estimators=2, min_child_samples=1, verbose=-1)
+    m.fit(x, y, group=[10] * 4, feature_name=["bm25", "popularity_magic"])
+    m.booster_.save_model(str(tmp_path / "ranker.txt"))
+    with pytest.raises(questions.RankerUnavailable, match="popularity_magic"):
+        questions.ranker(tmp_path / "ranker.txt")
+    with pytest.raises(questions.RankerUnavailable, match="missing"):
+        questions.ranker(tmp_path / "none.txt")
 
 
 def test_training_refuses_held_out_sets():
