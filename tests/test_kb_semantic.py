@@ -112,9 +112,10 @@ def test_a_ranker_fitted_on_other_features_is_refused(tmp_path):
     import lightgbm
     rng = np.random.default_rng(0)
     x, y = rng.random((40, 2)), (rng.random(40) > 0.7).astype(int)
-    m = lightgbm.LGBMRanker(n_estimators=2, min_child_samples=1, verbose=-1)
-    m.fit(x, y, group=[10] * 4, feature_name=["bm25", "popularity_magic"])
-    m.booster_.save_model(str(tmp_path / "ranker.txt"))
+    data = lightgbm.Dataset(x, label=y, group=[10] * 4, feature_name=["bm25", "popularity_magic"])
+    booster = lightgbm.train({"objective": "lambdarank", "min_data_in_leaf": 1, "verbose": -1},
+                             data, num_boost_round=2)
+    booster.save_model(str(tmp_path / "ranker.txt"))
     with pytest.raises(questions.RankerUnavailable, match="popularity_magic"):
         questions.ranker(tmp_path / "ranker.txt")
     with pytest.raises(questions.RankerUnavailable, match="missing"):

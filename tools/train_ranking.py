@@ -85,9 +85,10 @@ def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = N
 
 # LambdaRank trees; chosen by the leave-one-file-out estimate among four settings (leaves 7-31,
 # 200-500 trees, truncation 5-10), which all landed within a point of each other.
-PARAMS = dict(objective="lambdarank", n_estimators=300, learning_rate=0.05, num_leaves=15,
-              min_child_samples=20, subsample=0.8, subsample_freq=1, colsample_bytree=0.8,
-              random_state=17, deterministic=True, force_row_wise=True, n_jobs=1, verbose=-1)
+PARAMS = dict(objective="lambdarank", learning_rate=0.05, num_leaves=15, min_data_in_leaf=20,
+              bagging_fraction=0.8, bagging_freq=1, feature_fraction=0.8, seed=17,
+              deterministic=True, force_row_wise=True, num_threads=1, verbose=-1)
+ROUNDS = 300
 
 
 def fit(data: list):
@@ -95,9 +96,9 @@ def fit(data: list):
     import lightgbm
     x = np.concatenate([d[0] for d in data])
     y = np.concatenate([d[1] for d in data]).astype(int)
-    model = lightgbm.LGBMRanker(**PARAMS)
-    model.fit(x, y, group=[len(d[0]) for d in data], feature_name=list(questions.FEATURES))
-    return model.booster_
+    train = lightgbm.Dataset(x, label=y, group=[len(d[0]) for d in data],
+                             feature_name=list(questions.FEATURES))
+    return lightgbm.train(PARAMS, train, num_boost_round=ROUNDS)
 
 
 def hits(data: list, booster) -> np.ndarray:
@@ -171,7 +172,8 @@ def main() -> int:
             "questions": len(data) + missing, "without_answer_among_candidates": missing,
             "leave_one_file_out": {"all": overall, **lofo},
             "train": {"top1": round(float(train[0]), 3), "top5": round(float(train[1]), 3)},
-            "params": {k: v for k, v in PARAMS.items() if k not in ("verbose", "n_jobs")},
+            "params": {**{k: v for k, v in PARAMS.items() if k not in ("verbose", "num_threads")},
+                       "rounds": ROUNDS},
         }
         questions.RANKING.write_text(header + yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {questions.RANKER} and {questions.RANKING}")
