@@ -125,6 +125,10 @@ class Answers:
             # Said, not hidden: without the sentence model a question is matched by its words.
             out["warning"] = (f"question search by meaning is off ({self.searcher.semantic_error}"
                               "); these answers match the question's words only")
+        if results and results[0]["match"] == "text" and not is_name(q):
+            unsure = self.unsure(results[0]["score"])
+            if unsure:
+                out["unsure"] = unsure
         if absent is None and (not results and DOTTED_PATH.fullmatch(q) or results and
                                self._not_held(q, results[0]["name"], results[0]["match"], True)):
             missing = self.unknown(q, results)
@@ -136,6 +140,19 @@ class Answers:
         return out
 
     # -- history ----------------------------------------------------------------------------
+    @staticmethod
+    def unsure(score: float) -> str:
+        """Said when a question's first answer scores as a guess (the threshold and its
+        measured hit rates come from the ranker's fit, ranking.yaml)."""
+        from knowledge_base.questions import ranking
+        conf = ranking().get("confidence") or {}
+        if not conf or score >= conf["unsure_below"]:
+            return ""
+        below = conf["below"]
+        return (f"no answer stands out: for questions scored this low, the first answer was "
+                f"right {below['top1']:.0%} of the time and the right one among the first five "
+                f"{below['top5']:.0%}; name the API, or say more of what you want to do")
+
     def find(self, name: str) -> tuple[dict, str]:
         """The symbol ``name`` means; a dotted name must be in some release (or be another
         spelling or the TF1 name of one), else :class:`UnknownSymbol` with the nearest names."""

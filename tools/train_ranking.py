@@ -50,15 +50,15 @@ TUNED = [ROOT / "benchmarks" / n for n in
           "kb_questions_paraphrased.yaml")]
 
 
-def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = None
-           ) -> tuple[list, int]:
-    """(features, positive mask, question) per question whose answer is among its
-    candidates, and how many questions had none. ``paraphrased``: file name -> the book file
-    that holds our paraphrases of its questions (left out with it)."""
+def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = None) -> list:
+    """(features, accepted-mask, question) per question; the mask is all False when no
+    accepted answer is among the candidates (a miss whatever the ranker does).
+    ``paraphrased``: file name -> the book file that holds our paraphrases of its questions
+    (left out with it)."""
     paraphrased = paraphrased or {}
     s = a.searcher
     obj = {n: o for n, o in a.kb.db.execute("SELECT name, object FROM symbols")}
-    out, missing = [], 0
+    out = []
     held = {phrasebook.key(clean_query(item["q"])) for item in
             yaml.safe_load((ROOT / "benchmarks" / "kb_questions_heldout.yaml").read_text())}
     for path in paths:
@@ -75,12 +75,10 @@ def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = N
             # As a new user's: the "asked before" book without this question's file or text.
             ids, x = questions.candidates(s, q, wants_compat(q),
                                           leave_out=(own, phrasebook.key(q)))
-            pos = np.array([s.names[i] in accept or s.objects.get(i) in objs for i in ids])
-            if not pos.any():
-                missing += 1
-                continue
+            pos = np.array([s.names[i] in accept or s.objects.get(i) in objs for i in ids],
+                           dtype=bool)
             out.append((x, pos, q))
-    return out, missing
+    return out
 
 
 # LambdaRank trees; chosen by the leave-one-file-out estimate among four settings (leaves 7-31,
@@ -94,6 +92,7 @@ ROUNDS = 300
 def fit(data: list):
     """A booster fitted on (features, accepted-mask, question) groups."""
     import lightgbm
+    data = [d for d in data if d[1].any()]  # no answer among the candidates: nothing to learn
     x = np.concatenate([d[0] for d in data])
     y = np.concatenate([d[1] for d in data]).astype(int)
     train = lightgbm.Dataset(x, label=y, group=[len(d[0]) for d in data],
@@ -101,27 +100,53 @@ def fit(data: list):
     return lightgbm.train(PARAMS, train, num_boost_round=ROUNDS)
 
 
-def hits(data: list, booster) -> np.ndarray:
-    """(top-1, top-5) hit counts."""
-    out = np.zeros(2)
+def ranked(data: list, booster) -> list[tuple[float, bool, bool]]:
+    """(top score squashed as the searcher does, top-1 right, right one in the top 5)."""
+    out = []
     for x, pos, _ in data:
-        order = np.argsort(-booster.predict(x, num_threads=1), kind="stable")
+        z = booster.predict(x, num_threads=1) if len(x) else np.zeros(0)
+        order = np.argsort(-z, kind="stable")
         hit = np.nonzero(pos[order])[0]
-        out += [bool(len(hit) and hit[0] == 0), bool(len(hit) and hit[0] < 5)]
+        top = 1 / (1 + np.exp(-z[order[0]])) if len(z) else 0.0
+        out.append((float(top), bool(len(hit) and hit[0] == 0), bool(len(hit) and hit[0] < 5)))
     return out
 
 
-def leave_one_file_out(per_file: dict[str, tuple[list, int]]) -> dict[str, dict]:
+def leave_one_file_out(per_file: dict[str, list]) -> tuple[dict[str, dict], list]:
     """Each file's questions ranked by a ranker fitted on the other files: how well the
-    ranker carries to wording it was not fitted on."""
-    out = {}
-    for name, (data, missing) in per_file.items():
-        rest = [d for other, (ds, _) in per_file.items() if other != name for d in ds]
-        n = len(data) + missing
-        top1, top5 = hits(data, fit(rest)) / max(1, n)
-        out[name] = {"questions": n, "top1": round(float(top1), 3), "top5": round(float(top5), 3)}
-        print(f"  {name:<34} {n:5d} questions  top-1 {top1:6.1%}  top-5 {top5:6.1%}", flush=True)
-    return out
+    ranker carries to wording it was not fitted on. Also every question's (top score, top-1
+    right, top-5 right) from those rankers, for ``calibrate``."""
+    out, scored = {}, []
+    for name, data in per_file.items():
+        rest = [d for other, ds in per_file.items() if other != name for d in ds]
+        r = ranked(data, fit(rest))
+        scored += r
+        top1, top5 = (sum(t[i] for t in r) / max(1, len(r)) for i in (1, 2))
+        out[name] = {"questions": len(r), "top1": round(top1, 3), "top5": round(top5, 3)}
+        print(f"  {name:<34} {len(r):5d} questions  top-1 {top1:6.1%}  top-5 {top5:6.1%}",
+              flush=True)
+    return out, scored
+
+
+def calibrate(scored: list, unsure_top1: float = 0.35) -> dict:
+    """The score below which a first answer is a guess: the highest threshold under which
+    the first answer was right for at most ``unsure_top1`` of the questions, on questions
+    the ranker was not fitted on. ``ask`` says so below it instead of answering as sure."""
+    scored = sorted(scored)
+    best = None
+    right = 0
+    for i, (score, top1, _) in enumerate(scored, 1):
+        right += top1
+        if i >= 20 and right / i <= unsure_top1:
+            best = i
+    if best is None:
+        return {}
+    below, above = scored[:best], scored[best:]
+    rate = lambda rows, k: round(sum(r[k] for r in rows) / max(1, len(rows)), 3)  # noqa: E731
+    return {"unsure_below": round(scored[best - 1][0] + 1e-6, 4),
+            "questions_below": round(best / len(scored), 3),
+            "below": {"top1": rate(below, 1), "top5": rate(below, 2)},
+            "above": {"top1": rate(above, 1), "top5": rate(above, 2)}}
 
 
 def main() -> int:
@@ -141,18 +166,21 @@ def main() -> int:
     a = Answers.open(Path(args.kb) if args.kb else cfg.kb_path, cfg.site_url)
     paths = TUNED + [Path(p) for p, _, _ in extra]
     per_file = {p.name: groups(a, [p], paraphrased) for p in paths}
-    data = [d for ds, _ in per_file.values() for d in ds]
-    missing = sum(m for _, m in per_file.values())
-    print(f"{len(data)} questions with an answer among their candidates, {missing} without")
+    data = [d for ds in per_file.values() for d in ds]
+    missing = sum(not d[1].any() for d in data)
+    print(f"{len(data)} questions, {missing} without an answer among their candidates")
     print("leave one file out (fitted on the other files):")
-    lofo = leave_one_file_out(per_file)
+    lofo, scored = leave_one_file_out(per_file)
+    confidence = calibrate(scored)
+    print(f"confidence: {confidence}")
     n = sum(v["questions"] for v in lofo.values())
     overall = {k: round(sum(v[k] * v["questions"] for v in lofo.values()) / n, 3)
                for k in ("top1", "top5")}
     print(f"  {'all':<34} {n:5d} questions  top-1 {overall['top1']:6.1%}  "
           f"top-5 {overall['top5']:6.1%}")
     booster = fit(data)
-    train = hits(data, booster) / (len(data) + missing)
+    r = ranked(data, booster)
+    train = [sum(t[i] for t in r) / len(r) for i in (1, 2)]
     print(f"fitted on all: train top-1 {train[0]:.1%} top-5 {train[1]:.1%}")
     gain = booster.feature_importance("gain")
     for f, g in sorted(zip(questions.FEATURES, gain / gain.sum()), key=lambda t: -t[1])[:12]:
@@ -169,8 +197,9 @@ def main() -> int:
             "model": "LightGBM LambdaRank",
             "trained_on": [str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else p.name
                            for p in paths],
-            "questions": len(data) + missing, "without_answer_among_candidates": missing,
+            "questions": len(data), "without_answer_among_candidates": missing,
             "leave_one_file_out": {"all": overall, **lofo},
+            "confidence": confidence,
             "train": {"top1": round(float(train[0]), 3), "top5": round(float(train[1]), 3)},
             "params": {**{k: v for k, v in PARAMS.items() if k not in ("verbose", "num_threads")},
                        "rounds": ROUNDS},

@@ -65,6 +65,8 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
         lines[1:1] = [legacy, ""]
     if warning:
         lines[1:1] = [f"note: {warning}", ""]
+    if data.get("unsure"):
+        lines[1:1] = [f"note: {data['unsure']}", ""]
     for i, d in enumerate(data["results"], 1):
         sub = _symbol_lines(d)
         lines.append(f"{i}. {sub[0]}")
