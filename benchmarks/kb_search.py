@@ -2,8 +2,9 @@
 same run: rapidfuzz ``process.extract`` over all names. Pinned to one core.
 
 Quality sets, reported separately:
-- tuned (the question ranker's weights were fitted on them, tools/train_ranking.py, and the
-  concept words written while reading their misses):
+- tuned (the question ranker was fitted on them, tools/train_ranking.py, their questions are
+  in the "asked before" phrasebook, and the concept words were written while reading their
+  misses):
   ``benchmarks/kb_queries.yaml`` (names, short names, dotted, typos, TF1 names, questions),
   ``benchmarks/kb_questions.yaml`` (written before session 3's tuning, tuned on since), and
   ``--real PATH`` (questions in real users' words, kept outside the repository);
@@ -141,7 +142,7 @@ def main() -> int:
     print(f"KB: {len(a.kb.versions)} releases ({a.kb.versions[0]}–{a.kb.newest}), "
           f"{len(names)} symbols; searcher ready in {load_s:.2f} s")
     queries = load_queries()
-    print("-- tuned (weights fitted and concept words written on these) --")
+    print("-- tuned (ranker fitted and concept words written on these) --")
     quality(a, queries, args.verbose, "kb_queries.yaml")
     quality(a, load_queries(HERE / "kb_questions.yaml"), args.verbose, "kb_questions.yaml",
             "session 3's untuned set, tuned on in session 4")
