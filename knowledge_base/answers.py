@@ -139,7 +139,6 @@ class Answers:
                 f" in {self.kb.versions[ord_]}" if ord_ is not None else ""))
         return out
 
-    # -- history ----------------------------------------------------------------------------
     @staticmethod
     def unsure(score: float) -> str:
         """Said when a question's first answer scores as a guess (the threshold and its
@@ -153,6 +152,7 @@ class Answers:
                 f"right {below['top1']:.0%} of the time and the right one among the first five "
                 f"{below['top5']:.0%}; name the API, or say more of what you want to do")
 
+    # -- history ----------------------------------------------------------------------------
     def find(self, name: str) -> tuple[dict, str]:
         """The symbol ``name`` means; a dotted name must be in some release (or be another
         spelling or the TF1 name of one), else :class:`UnknownSymbol` with the nearest names."""

@@ -1,9 +1,10 @@
 """Answering a question written in words: which symbols could answer it, and how well.
 
-Candidates come from five sources: BM25 over names, summaries and docstrings (SQLite FTS5);
+Candidates come from seven sources: BM25 over names, summaries and docstrings (SQLite FTS5);
 the semantic index (nearest in meaning, ``semantic.py``); symbols the question names without
 knowing it ("sort a tensor" -> tf.sort); names it quotes as code (``nn.moments``,
-``np.roll``); and concept words kept as data ("dtype" -> tf.cast).
+``np.roll``); concept words kept as data ("dtype" -> tf.cast); and the phrasebooks
+(``phrasebook.py``): questions asked before, and guide sentences, near it in meaning.
 Each candidate is described by the features below and scored by a learned ranker (gradient
 boosted trees, ``data/ranker.txt``), fitted by ``tools/train_ranking.py`` on the training
 question sets only, so the held-out sets measure what a new user gets.
