@@ -60,13 +60,10 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
         if data.get("match") == "none":  # a dotted name no release holds: "not found" is the answer
             return Reply.error(text, data)
         return Reply(text=text, data=data, ok=True)
-    lines = [f"Results for {data['query']!r} (signatures in {data['version']}):", ""]
-    if legacy:
-        lines[1:1] = [legacy, ""]
-    if warning:
-        lines[1:1] = [f"note: {warning}", ""]
-    if data.get("unsure"):
-        lines[1:1] = [f"note: {data['unsure']}", ""]
+    lines = [f"Results for {data['query']!r} (signatures in {data['version']}):"]
+    lines += [f"note: {n}" for n in (data.get("unsure"), warning) if n]
+    lines += [legacy] if legacy else []
+    lines.append("")
     for i, d in enumerate(data["results"], 1):
         sub = _symbol_lines(d)
         lines.append(f"{i}. {sub[0]}")
