@@ -15,6 +15,7 @@ Run: ``PYTHONPATH=$PWD .venv/bin/python tools/asked_book.py``.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from pathlib import Path
@@ -48,10 +49,11 @@ def questions(path: Path) -> list[tuple[str, list[str]]]:
     return out
 
 
-def held_out_keys() -> set[int]:
+@functools.lru_cache(maxsize=1)
+def held_out_keys() -> frozenset[int]:
     """Keys of the held-out questions: a training question worded the same (an old tuned set
     may hold a short question that the held-out set's author also wrote) is left out."""
-    return {phrasebook.key(q) for q, _ in questions(BENCH / HELD_OUT)}
+    return frozenset(phrasebook.key(q) for q, _ in questions(BENCH / HELD_OUT))
 
 
 def main() -> int:

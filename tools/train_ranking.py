@@ -39,10 +39,11 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from asked_book import held_out_keys, questions as training_questions  # noqa: E402
 from bot.config import load_config  # noqa: E402
 from knowledge_base import phrasebook, questions  # noqa: E402
 from knowledge_base.answers import Answers  # noqa: E402
-from knowledge_base.search import clean_query, is_name, wants_compat  # noqa: E402
+from knowledge_base.search import wants_compat  # noqa: E402
 
 TUNED = [ROOT / "benchmarks" / n for n in
          ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_train.yaml",
@@ -59,18 +60,16 @@ def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = N
     s = a.searcher
     obj = {n: o for n, o in a.kb.db.execute("SELECT name, object FROM symbols")}
     out = []
-    held = {phrasebook.key(clean_query(item["q"])) for item in
-            yaml.safe_load((ROOT / "benchmarks" / "kb_questions_heldout.yaml").read_text())}
+    held = held_out_keys()
     for path in paths:
         name = Path(path).name
         own = (name, paraphrased[name]) if name in paraphrased else (name,)
-        for item in yaml.safe_load(Path(path).read_text()):
-            q = clean_query(item["q"])
-            if is_name(q):
-                continue  # names are answered by name matching, not by the ranker
+        # As the "asked before" book reads them: name queries left out (names are answered
+        # by name matching, not by the ranker).
+        for q, accept in training_questions(Path(path)):
             if phrasebook.key(q) in held:
                 continue  # worded as a held-out question: that one measures, it does not train
-            accept = set(item["accept"])
+            accept = set(accept)
             objs = {obj.get(n) for n in accept} - {None}
             # As a new user's: the "asked before" book without this question's file or text.
             ids, x = questions.candidates(s, q, wants_compat(q),
