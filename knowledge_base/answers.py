@@ -10,6 +10,7 @@ from pathlib import Path
 from knowledge_base import links
 from knowledge_base.builder import canonical_rank
 from knowledge_base.errors import KBError
+from knowledge_base.questions import ranking
 from knowledge_base.search import Searcher, clean_query, is_name
 from knowledge_base.store import KB
 
@@ -121,11 +122,12 @@ class Answers:
                 results[0]["note"] = "; ".join(filter(None, [
                     where + f" (nearest in {self.kb.versions[ord_]} below)",
                     results[0].get("note")]))
-        if not is_name(q) and self.searcher.semantic is None:
+        in_words = not is_name(q)
+        if in_words and self.searcher.semantic is None:
             # Said, not hidden: without the sentence model a question is matched by its words.
             out["warning"] = (f"question search by meaning is off ({self.searcher.semantic_error}"
                               "); these answers match the question's words only")
-        if results and results[0]["match"] == "text" and not is_name(q):
+        if results and results[0]["match"] == "text" and in_words:
             unsure = self.unsure(results[0]["score"])
             if unsure:
                 out["unsure"] = unsure
@@ -143,7 +145,6 @@ class Answers:
     def unsure(score: float) -> str:
         """Said when a question's first answer scores as a guess (the threshold and its
         measured hit rates come from the ranker's fit, ranking.yaml)."""
-        from knowledge_base.questions import ranking
         conf = ranking().get("confidence") or {}
         if not conf or score >= conf["unsure_below"]:
             return ""
