@@ -116,8 +116,11 @@ def load_all(model: str, name_to_id: dict[str, int],
 
 def write(path: Path, model: str, vectors: np.ndarray, targets: list[list[tuple[str, float]]],
           keys: list[int] | None = None, origin: list[int] | None = None,
-          files: list[str] | None = None, sources: list[str] | None = None) -> None:
-    """Write a book: int8 vectors (quantized like the symbols'), targets per sentence."""
+          files: list[str] | None = None, sources: list[str] | None = None,
+          kinds: list[int] | None = None) -> None:
+    """Write a book: int8 vectors (quantized like the symbols'), targets per sentence, and
+    optionally each sentence's key, origin file and kind (heading, sentence... as the tool
+    that wrote it defines them)."""
     from knowledge_base.semantic import quantize
     offsets = np.cumsum([0] + [len(t) for t in targets]).astype(np.int32)
     arrays = dict(model=np.array(model), matrix=quantize(vectors),
@@ -129,6 +132,8 @@ def write(path: Path, model: str, vectors: np.ndarray, targets: list[list[tuple[
     if origin is not None:
         arrays["origin"] = np.array(origin, np.int16)
         arrays["files"] = np.array(files or [])
+    if kinds is not None:
+        arrays["kind"] = np.array(kinds, np.int8)
     arrays["sources"] = np.array(sources or [])
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(tmp, **arrays)

@@ -64,7 +64,7 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowledge_base import minilm, semantic  # noqa: E402
+from knowledge_base import minilm, phrasebook, semantic  # noqa: E402
 from tools.usage_counts import (SOURCES, aliases, notebook_cells, read_source,  # noqa: E402
                                 references)
 
@@ -420,15 +420,10 @@ def _embed(texts: list[str]) -> np.ndarray:
 
 
 def write(path: Path, linked: Linked, vectors: np.ndarray, sources: list[str]) -> None:
-    targets = [n for t in linked.targets for n in sorted(t, key=lambda n: (-t[n], n))]
-    weights = [t[n] for t in linked.targets for n in sorted(t, key=lambda n: (-t[n], n))]
-    offsets = np.cumsum([0, *(len(t) for t in linked.targets)]).astype(np.int32)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez_compressed(tmp, model=np.array(semantic.MODEL),
-                        matrix=semantic.quantize(vectors), offsets=offsets,
-                        targets=np.array(targets), weights=np.array(weights, np.float16),
-                        kind=np.array(linked.kinds, np.int8), sources=np.array(sources))
-    tmp.replace(path)
+    # Each phrase's targets strongest first (then by name): a stable file for a stable input.
+    targets = [sorted(t.items(), key=lambda nw: (-nw[1], nw[0])) for t in linked.targets]
+    phrasebook.write(path, semantic.MODEL, vectors, targets, sources=sources,
+                     kinds=linked.kinds)
 
 
 def main(argv: list[str] | None = None) -> int:
