@@ -1,4 +1,4 @@
-"""The paraphrased real-users training set is well formed, names only symbols the KB has,
+"""The paraphrased real-users training sets are well formed, names only symbols the KB has,
 repeats no question of another question set, and is trained on (never measured on).
 
 Deliberately checks no search results: this file only guards the data's shape.
@@ -13,10 +13,11 @@ from knowledge_base.pipeline import SHIPPED_EXTRACT
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
-PARAPHRASED = BENCH / "kb_questions_paraphrased.yaml"
+PARAPHRASED = [BENCH / "kb_questions_paraphrased.yaml", BENCH / "kb_questions_paraphrased2.yaml"]
+each = pytest.mark.parametrize("path", PARAPHRASED, ids=lambda p: p.name)
 
 
-def _items(path: Path = PARAPHRASED) -> list:
+def _items(path: Path) -> list:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
@@ -25,8 +26,9 @@ def _norm(q: str) -> str:
     return " ".join(re.findall(r"[a-z0-9_.]+", q.casefold()))
 
 
-def test_paraphrased_set_is_well_formed():
-    items = _items()
+@each
+def test_paraphrased_set_is_well_formed(path):
+    items = _items(path)
     assert isinstance(items, list) and len(items) >= 200
     for item in items:
         assert set(item) == {"q", "accept"}, item
@@ -38,24 +40,27 @@ def test_paraphrased_set_is_well_formed():
 
 
 @pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
-def test_every_accepted_name_is_in_the_kb(shipped_kb):
-    missing = [(item["q"], name) for item in _items() for name in item["accept"]
+@each
+def test_every_accepted_name_is_in_the_kb(shipped_kb, path):
+    missing = [(item["q"], name) for item in _items(path) for name in item["accept"]
                if shipped_kb.kb.symbol(name) is None]
     assert not missing
 
 
-def test_no_question_repeats_one_of_another_set():
+@each
+def test_no_question_repeats_one_of_another_set(path):
     """Compared with every other question set, the held-out one included (by program only)."""
-    others = [p for p in sorted(BENCH.glob("kb_questions*.yaml")) if p != PARAPHRASED]
+    others = [p for p in sorted(BENCH.glob("kb_questions*.yaml")) if p != path]
     others.append(BENCH / "kb_queries.yaml")
     assert BENCH / "kb_questions_heldout.yaml" in others
     seen = {_norm(item["q"]) for p in others for item in _items(p)}
-    repeated = [item["q"] for item in _items() if _norm(item["q"]) in seen]
+    repeated = [item["q"] for item in _items(path) if _norm(item["q"]) in seen]
     assert not repeated
 
 
-def test_paraphrased_set_is_trained_on():
+@each
+def test_paraphrased_set_is_trained_on(path):
     text = (ROOT / "tools" / "train_ranking.py").read_text(encoding="utf-8")
     tuned = re.search(r"TUNED = .*?\]\)?\n", text, re.S).group(0)
-    assert "kb_questions_paraphrased.yaml" in tuned
+    assert path.name in tuned
     assert "heldout" not in tuned

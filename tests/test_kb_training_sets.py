@@ -18,7 +18,8 @@ pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shippe
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 TRAINING = ("kb_questions_train.yaml", "kb_questions_train2.yaml", "kb_questions_train3.yaml",
             "kb_questions_train4.yaml")
-OTHER_TUNED = ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_paraphrased.yaml")
+OTHER_TUNED = ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_paraphrased.yaml",
+               "kb_questions_paraphrased2.yaml")
 
 
 def _load(name: str) -> list:

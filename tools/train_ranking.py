@@ -11,7 +11,9 @@ top-1 where the trees get 66%. Fitted on the TRAINING question sets only:
   benchmarks/kb_questions_train2.yaml (a second set, session 5, written the same way),
   benchmarks/kb_questions_train3.yaml (a third set, session 5, for symbols no other set covered),
   benchmarks/kb_questions_train4.yaml (a fourth set, session 5, in the style of issue titles),
-  benchmarks/kb_questions_paraphrased.yaml (our paraphrases of real users' questions, session 5);
+  benchmarks/kb_questions_paraphrased.yaml (our paraphrases of real users' questions, session 5),
+  benchmarks/kb_questions_paraphrased2.yaml (two paraphrases each of session 6's real users'
+  training questions, /tmp/realq/real-train.yaml from tools/real_questions.py);
 - any --extra set (real users' questions, kept outside the repository). ``PATH:FILE`` names the
   benchmarks file that paraphrases it, left out of "asked before" while it is featurized.
 
@@ -23,8 +25,9 @@ carries to new wording is estimated by leaving each file out in turn: a ranker f
 other files ranks that file's questions (questions whose answer is not among the candidates
 count as misses).
 
-Run: ``.venv/bin/python tools/train_ranking.py [--kb PATH] [--extra /tmp/real-questions.yaml]
-[--write]``; without --write it only reports.
+Run: ``.venv/bin/python tools/train_ranking.py [--kb PATH]
+[--extra /tmp/realq/real-train.yaml:kb_questions_paraphrased2.yaml] [--write]``; without --write
+it only reports.
 """
 from __future__ import annotations
 
@@ -48,7 +51,7 @@ from knowledge_base.search import wants_compat  # noqa: E402
 TUNED = [ROOT / "benchmarks" / n for n in
          ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_train.yaml",
           "kb_questions_train2.yaml", "kb_questions_train3.yaml", "kb_questions_train4.yaml",
-          "kb_questions_paraphrased.yaml")]
+          "kb_questions_paraphrased.yaml", "kb_questions_paraphrased2.yaml")]
 
 
 def groups(a: Answers, paths: list[Path], paraphrased: dict[str, str] | None = None) -> list:
