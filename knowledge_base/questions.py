@@ -57,9 +57,11 @@ FEATURES = (
     "asked",           # cosine of the nearest known question answered by it (phrasebook.py)
     "asked_top",       # 1 / (1 + rank) of that question among the known ones
     "asked_close",     # how far that cosine is above 0.8 (a rewording, not a neighbour)
+    "asked_votes",     # share of the nearest known questions answered by it
     "guide",           # cosine of the nearest guide sentence whose code uses it
     "guide_top",       # 1 / (1 + rank) of that sentence
     "guide_votes",     # share of the nearest guide sentences that point at it
+    "guide_weight",    # that sentence's link to it: 1 named in the text, 1/k one of k in code
     "concept",         # concept data points at it
     "concept_first",   # ... as the concept's first name
     "concept_words",   # words of the longest phrase that fired (1-3, more is more specific)
@@ -206,13 +208,15 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
         f[_F["cos_name"]] = cos["name"].get(sid, 0.0)
         f[_F["sem_name_top"]] = 1.0 / (1 + sem["name"][sid]) if sid in sem["name"] else 0.0
         if sid in asked:
-            c, r, _, _ = asked[sid]
+            c, r, _, n = asked[sid]
             f[_F["asked"]], f[_F["asked_top"]] = c, 1.0 / (1 + r)
             f[_F["asked_close"]] = max(0.0, c - 0.8) / 0.2
+            f[_F["asked_votes"]] = n / ASK_K
         if sid in guide:
-            c, r, _, n = guide[sid]
+            c, r, w, n = guide[sid]
             f[_F["guide"]], f[_F["guide_top"]] = c, 1.0 / (1 + r)
             f[_F["guide_votes"]] = n / GUIDE_K
+            f[_F["guide_weight"]] = w
         if sid in concept:
             c_rank, c_words = concept[sid]
             f[_F["concept"]] = 1.0
