@@ -17,9 +17,13 @@ from knowledge_base.store import KB
 
 # A full dotted name (tf.keras.Model.fit): asked for exactly, so answered exactly or not at all.
 DOTTED_PATH = re.compile(r"(?:tf|tensorflow|keras)(?:\.[A-Za-z_]\w*)+")
-# How a search hit may stand for a dotted name: the name itself, another spelling of it, or
-# its TF1 name's new home. A look-alike (same last part, similar spelling) is a suggestion.
-NAME_MATCHES = ("exact", "alias", "legacy")
+# How a search hit may stand for a dotted name: the name itself, another spelling of it, its
+# TF1 name's new home, or where a TF2 class's inherited member is defined. A look-alike (same
+# last part, similar spelling) is a suggestion.
+NAME_MATCHES = ("exact", "alias", "legacy", "inherited")
+# A member the class is not shown to have, defined on other classes of its package: an answer
+# in `ask` (it says so), not a symbol that `history` can name.
+CANDIDATE_MATCHES = ("defined",)
 # A misspelt dotted name (tf.nn.softmx) still finds its symbol in `ask` when this close.
 CLOSE_SPELLING = 90
 
@@ -82,10 +86,22 @@ class Answers:
         hits = self.searcher.search(q, limit=limit * 4 if ord_ is not None else limit)
         results = []
         absent = None  # the symbol the name meant, when it is not in the asked release
+        inh = self.searcher.inherited(q) if any(
+            h.how in ("inherited", *CANDIDATE_MATCHES) for h in hits) else None
         for h in hits:
             sym = self.kb.symbol_by_id(h.id)
             d = self.describe(sym, ord_)
-            if ord_ is not None and not d["present_in_release"]:
+            if inh is not None and h.how in ("inherited", *CANDIDATE_MATCHES):
+                if ord_ is not None and not inh.covers(ord_):
+                    # The defining class has it in that release; the class asked about not.
+                    if absent is None and not results:
+                        absent = {"name": inh.query, "available": inh.available(self.kb.versions)}
+                    continue
+                if ord_ is not None and not d["present_in_release"]:
+                    continue  # another name answers for that release
+                if any(r.get("note") == h.note for r in results):
+                    h.note = ""  # said once, on the first defining member
+            elif ord_ is not None and not d["present_in_release"]:
                 if absent is None and not results and h.how != "text":
                     absent = d
                 continue
@@ -174,7 +190,8 @@ class Answers:
 
     def _not_held(self, q: str, found: str, how: str, close: bool = False) -> bool:
         """Is ``q`` a dotted name that no release holds, ``found`` being only a look-alike?"""
-        if how in NAME_MATCHES or not DOTTED_PATH.fullmatch(q):
+        if (how in NAME_MATCHES or not DOTTED_PATH.fullmatch(q)
+                or close and how in CANDIDATE_MATCHES):
             return False
         if close:
             from rapidfuzz import fuzz

@@ -3,8 +3,10 @@
 A query is tried, in order of confidence, as:
 
 1. a name: exact (``tf.nn.softmax``), with ``tensorflow.``/``keras.`` spellings, legacy TF1
-   names through the upgrade tables (``tf.Session`` -> ``tf.compat.v1.Session``), a trailing
-   part (``nn.softmax``), a short name (``softmax``, ``EarlyStopping``);
+   names through the upgrade tables (``tf.Session`` -> ``tf.compat.v1.Session``), a member a
+   TF2 class inherits (``tf.keras.Model.set_weights`` -> ``tf.keras.layers.Layer.set_weights``,
+   see :mod:`knowledge_base.inherited`), a trailing part (``nn.softmax``), a short name
+   (``softmax``, ``EarlyStopping``);
 2. a misspelt name: each dotted part matched against the children of the part before it
    (``tf.nn.softmx``), or the short name against all short names (rapidfuzz);
 3. words: SQLite FTS5 (BM25) over the name's words, summaries and docstrings.
@@ -26,6 +28,7 @@ from rapidfuzz import fuzz, process
 
 from knowledge_base import phrasebook, popularity, questions, semantic
 from knowledge_base.errors import KBError
+from knowledge_base.inherited import Inherited, resolve as resolve_inherited
 from knowledge_base.questions import STOPWORDS  # noqa: F401 - re-exported for concepts, tests
 
 MAX_QUERY = 300
@@ -37,7 +40,7 @@ class Hit:
     id: int
     name: str
     score: float
-    how: str          # exact, alias, legacy, suffix, short, fuzzy, text
+    how: str          # exact, alias, legacy, inherited, defined, parent, suffix, short, fuzzy, text
     note: str = ""    # e.g. the legacy name it came from
 
 
@@ -72,6 +75,8 @@ class Searcher:
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
+        self.versions = [v for (v,) in db.execute("SELECT version FROM releases ORDER BY ord")]
+        self._inherited: dict[str, Inherited | None] = {}
         # Document count per (porter-stemmed) term, to leave out words too common to matter.
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
         self.n_docs = max(1, len(self.names))
@@ -152,10 +157,15 @@ class Searcher:
         spellings = _spellings(q)
         # A name that is still public is not "TF1 API" just because tf.compat.v1 has it too.
         literal = any(c in self.name_to_id for c, n in spellings if not n.endswith("tf.compat.v1"))
+        # Nor is a member that a TF2 class inherits from another public class, which the KB
+        # lists only where it is defined (tf.keras.Model.set_weights is Layer's).
+        inh = None if literal else self.inherited(q)
+        if inh is not None:
+            self._add_inherited(inh, add)
         for cand, note in spellings:
             sid = self.name_to_id.get(cand)
             if sid is not None:
-                if literal and note.endswith("tf.compat.v1"):
+                if (literal or inh is not None and inh.shown) and note.endswith("tf.compat.v1"):
                     note = ""
                 add(sid, 1.0 if cand == q else 0.97, "exact" if cand == q else "alias", note)
             legacy = self.renames.get(cand)
@@ -172,7 +182,7 @@ class Searcher:
             for sid in self.lower.get(cand.lower(), ()):
                 add(sid, 0.95, "exact")
         self._renamed_prefix(q, add)
-        self._listed_parent(q, spellings, add)
+        self._listed_parent(q, spellings, add, inh)
         parts = q.split(".")
         leaf = parts[-1].lower()
         if len(parts) > 1:
@@ -192,9 +202,9 @@ class Searcher:
                 for sid in self.short[key]:
                     add(sid, 0.8 * score / 100, "fuzzy")
 
-    def _listed_parent(self, q: str, spellings, add) -> None:
-        """A dotted name the KB does not list, under one it does (tf.keras.layers.Dense.
-        __call__: inherited from Layer): the deepest listed part is what the user is after."""
+    def _listed_parent(self, q: str, spellings, add, inh: Inherited | None = None) -> None:
+        """A dotted name the KB does not list, under one it does: the deepest listed part is
+        what the user is after (after where an inherited member is defined, when known)."""
         literal = [c for c, note in spellings if not note.endswith("tf.compat.v1")]
         if any(c in self.name_to_id for c in literal) or q.count(".") < 3:
             return
@@ -204,9 +214,43 @@ class Searcher:
                 sid = self.name_to_id.get(parent)
                 if sid is not None and self.kinds[sid] != "module":
                     # Below a misspelt member's fuzzy match (tf.keras.Model.fitt is fit).
-                    add(sid, 0.66, "parent", f"{q} is not listed; {parent} is")
+                    shown = inh is not None and inh.shown and inh.parent == parent
+                    add(sid, 0.66, "parent", "" if shown else f"{q} is not listed; {parent} is")
                     return
                 parent = parent.rpartition(".")[0]
+
+    def inherited(self, q: str) -> Inherited | None:
+        """Where the member ``q`` (P.m, not in the KB) of a TF2 class P comes from, when P
+        inherits it from another public class: see :mod:`knowledge_base.inherited`."""
+        q = q.rstrip(".").removesuffix("()")
+        if q in self._inherited:
+            return self._inherited[q]
+        found = None
+        for cand, note in _spellings(q):
+            parent, _, member = cand.rpartition(".")
+            sid = self.name_to_id.get(parent)
+            if (note.endswith("tf.compat.v1") or note.startswith("tf.contrib")
+                    or cand in self.name_to_id or sid is None or self.kinds[sid] != "class"):
+                continue
+            found = resolve_inherited(self.db, parent, member)
+            if found is not None:
+                break
+        if len(self._inherited) > 1024:
+            self._inherited.clear()
+        self._inherited[q] = found
+        return found
+
+    def _add_inherited(self, inh: Inherited, add) -> None:
+        """The defining members, first; candidates (not shown to be inherited) lower."""
+        note = inh.note(self.versions)
+        for i, name in enumerate(inh.names()):
+            sid = self.name_to_id.get(name)
+            if sid is None:
+                continue
+            if inh.shown:
+                add(sid, 0.985 - 0.005 * i, "inherited", note, prior_weight=0.1)
+            else:
+                add(sid, 0.8 - 0.01 * i, "defined", note, prior_weight=0.1)
 
     def _renamed_prefix(self, q: str, add) -> None:
         """A member of a renamed TF1 name (tf.app.flags.DEFINE_string,
