@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
-import lzma
 import re
 import sys
 from pathlib import Path
@@ -29,6 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from knowledge_base.builder import read_merged  # noqa: E402
 from knowledge_base.pipeline import SHIPPED_EXTRACT  # noqa: E402
 
 MANIFEST = ROOT / "benchmarks" / "real_questions_sources.yaml"
@@ -44,8 +43,8 @@ def _norm(q: str) -> str:
 
 
 def kb_names(extract: Path = SHIPPED_EXTRACT) -> set[str]:
-    with lzma.open(extract, "rt") as f:
-        return {r["name"] for r in map(json.loads, f) if r.get("type") == "symbol"}
+    """Every symbol the shipped extract holds, read by the KB's own reader of that format."""
+    return set(read_merged(extract).spans)
 
 
 def collect(paths: list[Path], names: set[str]) -> tuple[list[dict], list[str]]:
