@@ -60,6 +60,20 @@ def test_main_writes_both_sets_and_a_manifest_without_wording(tmp_path):
     assert {e["source"] for e in yaml.safe_load(text)} == {i["source"] for i in items}
 
 
+@pytest.mark.parametrize("text", ["- {q: [unclosed", "q: not a list\n"])
+def test_a_pool_that_is_not_a_list_of_entries_writes_nothing(tmp_path, capsys, text):
+    good = tmp_path / "pool-a.yaml"
+    good.write_text(yaml.safe_dump([{"q": "x?", "accept": ["tf.concat"], "source": "https://c/1"}]))
+    bad = tmp_path / "pool-b.yaml"
+    bad.write_text(text)
+    manifest = tmp_path / "sources.yaml"
+    assert real_questions.main([str(good), str(bad), "--out", str(tmp_path / "out"),
+                                "--manifest", str(manifest)]) == 2
+    err = capsys.readouterr().err
+    assert "pool-b.yaml" in err and "nothing written" in err
+    assert not manifest.exists() and not (tmp_path / "out").exists()
+
+
 @needs_extract
 def test_manifest_agrees_with_the_split_and_the_kb():
     entries = yaml.safe_load(real_questions.MANIFEST.read_text())

@@ -47,11 +47,25 @@ def kb_names(extract: Path = SHIPPED_EXTRACT) -> set[str]:
     return set(read_merged(extract).spans)
 
 
+class PoolError(Exception):
+    """A pool file that cannot be read as a list of entries: nothing is written."""
+
+
+def _entries(path: Path) -> list:
+    try:
+        items = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise PoolError(f"{path}: cannot be read as YAML: {exc}") from exc
+    if not isinstance(items, list):
+        raise PoolError(f"{path}: must be a YAML list of {{q, accept, source}} entries")
+    return items
+
+
 def collect(paths: list[Path], names: set[str]) -> tuple[list[dict], list[str]]:
     """The usable entries, and why each other one was dropped."""
     kept, dropped, sources, texts = [], [], set(), set()
     for path in paths:
-        for n, item in enumerate(yaml.safe_load(path.read_text()) or [], 1):
+        for n, item in enumerate(_entries(path), 1):
             where = f"{path.name}:{n}"
             if not isinstance(item, dict) or set(item) != {"q", "accept", "source"}:
                 dropped.append(f"{where}: needs exactly q, accept and source")
@@ -84,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("/tmp/realq"))
     ap.add_argument("--manifest", type=Path, default=MANIFEST)
     args = ap.parse_args(argv)
-    kept, dropped = collect(args.pools, kb_names())
+    try:
+        kept, dropped = collect(args.pools, kb_names())
+    except PoolError as exc:
+        print(f"error: {exc}; nothing written", file=sys.stderr)
+        return 2
     for why in dropped:
         print("dropped", why)
     sets = {"heldout": [i for i in kept if held_out(i["source"])],
