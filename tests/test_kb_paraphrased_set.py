@@ -13,7 +13,7 @@ from knowledge_base.pipeline import SHIPPED_EXTRACT
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "benchmarks"
-PARAPHRASED = [BENCH / "kb_questions_paraphrased.yaml", BENCH / "kb_questions_paraphrased2.yaml"]
+PARAPHRASED = [BENCH / f"kb_questions_paraphrased{n}.yaml" for n in ("", "2", "3")]
 each = pytest.mark.parametrize("path", PARAPHRASED, ids=lambda p: p.name)
 
 

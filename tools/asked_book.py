@@ -3,13 +3,15 @@
 Every question of our own training files (``benchmarks/kb_queries.yaml``'s questions and
 each ``benchmarks/kb_questions*.yaml`` but the held-out set), embedded with the search's
 sentence model and linked to the answers it accepts. A user's question worded like one of
-them then finds the same answers (``knowledge_base/phrasebook.py``). Only our own words go in:
+them then finds the same answers (``knowledge_base/phrasebook.py``). Besides questions
+written for the ranker, ``kb_questions_needs.yaml`` holds up to three questions for each of the
+960 most used symbols, so that a need worded in a new way has neighbours. Only our own words go in:
 real users' questions (kept outside the repository) never do, and the held-out set never does.
 
 Each sentence keeps its file and a key of its text, so ``tools/train_ranking.py`` can compute
 a training question's features without its own file: as for a new user, whose question is not
-in the book. ``tests/test_kb_asked_book.py`` fails when a training file changed and this was
-not re-run.
+in the book. ``tests/test_kb_phrasebooks.py`` fails when a training file changed and this
+was not re-run.
 
 Run: ``PYTHONPATH=$PWD .venv/bin/python tools/asked_book.py``.
 """
