@@ -52,7 +52,7 @@ class Answers:
 
     @cached_property
     def searcher(self) -> Searcher:
-        return Searcher(self.kb.db, len(self.kb.versions) - 1)
+        return Searcher(self.kb.db, self.kb.versions)
 
     def link(self, sym: dict) -> str:
         return links.url(self.site_url, self.kb.site_path(sym))

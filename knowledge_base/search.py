@@ -45,9 +45,11 @@ class Hit:
 
 
 class Searcher:
-    def __init__(self, db: sqlite3.Connection, newest_ord: int):
+    def __init__(self, db: sqlite3.Connection, versions: list[str]):
+        """``versions``: the KB's releases, oldest first (``KB.versions``)."""
         self.db = db
-        self.newest = newest_ord
+        self.versions = versions
+        self.newest = newest_ord = len(versions) - 1
         rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical, object "
                           "FROM symbols")
         self.objects: dict[int, str] = {}
@@ -75,7 +77,6 @@ class Searcher:
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
-        self.versions = [v for (v,) in db.execute("SELECT version FROM releases ORDER BY ord")]
         self._inherited: dict[str, Inherited | None] = {}
         # Document count per (porter-stemmed) term, to leave out words too common to matter.
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
