@@ -49,7 +49,7 @@ class Searcher:
         """``versions``: the KB's releases, oldest first (``KB.versions``)."""
         self.db = db
         self.versions = versions
-        self.newest = newest_ord = len(versions) - 1
+        newest_ord = len(versions) - 1
         rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical, object "
                           "FROM symbols")
         self.objects: dict[int, str] = {}
@@ -77,7 +77,8 @@ class Searcher:
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
-        self._inherited: dict[str, Inherited | None] = {}
+        # Per searcher (the answers depend on this KB): a name asked again is not resolved again.
+        self.inherited = functools.lru_cache(maxsize=1024)(self._inherited)
         # Document count per (porter-stemmed) term, to leave out words too common to matter.
         self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
         self.n_docs = max(1, len(self.names))
@@ -220,13 +221,11 @@ class Searcher:
                     return
                 parent = parent.rpartition(".")[0]
 
-    def inherited(self, q: str) -> Inherited | None:
+    def _inherited(self, q: str) -> Inherited | None:
         """Where the member ``q`` (P.m, not in the KB) of a TF2 class P comes from, when P
-        inherits it from another public class: see :mod:`knowledge_base.inherited`."""
+        inherits it from another public class: see :mod:`knowledge_base.inherited`. Called
+        as ``self.inherited`` (cached)."""
         q = q.rstrip(".").removesuffix("()")
-        if q in self._inherited:
-            return self._inherited[q]
-        found = None
         for cand, note in _spellings(q):
             parent, _, member = cand.rpartition(".")
             sid = self.name_to_id.get(parent)
@@ -235,11 +234,8 @@ class Searcher:
                 continue
             found = resolve_inherited(self.db, parent, member)
             if found is not None:
-                break
-        if len(self._inherited) > 1024:
-            self._inherited.clear()
-        self._inherited[q] = found
-        return found
+                return found
+        return None
 
     def _add_inherited(self, inh: Inherited, add) -> None:
         """The defining members, first; candidates (not shown to be inherited) lower."""
