@@ -131,6 +131,17 @@ def test_training_refuses_held_out_sets():
     assert "held-out sets must never be trained on" in r.stderr
 
 
+def test_training_refuses_a_paraphrase_file_that_does_not_exist(tmp_path):
+    extra = tmp_path / "real-train.yaml"
+    extra.write_text("- {q: how do I join two tensors, accept: [tf.concat]}\n")
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "train_ranking.py"), "--extra",
+                        f"{extra}:kb_questions_paraphrased2.yaml,kb_questions_paraphrasd3.yaml"],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 2
+    assert "no such paraphrase file in benchmarks/: kb_questions_paraphrasd3.yaml" in r.stderr
+
+
 @pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 def test_a_question_quoting_code_finds_what_it_quotes(shipped_kb):
     hits = shipped_kb.searcher.search("unable to use nn.moments when an axis is None", limit=3)

@@ -177,6 +177,11 @@ def main() -> int:
     if any("heldout" in p or "questions-2" in p for p, _, _ in extra):
         ap.error("held-out sets must never be trained on")
     paraphrased = {Path(p).name: tuple(para.split(",")) for p, _, para in extra if para}
+    # A misspelt paraphrase file would leave nothing out, and the estimate would read in-sample.
+    unknown = sorted({f for fs in paraphrased.values() for f in fs
+                      if not (ROOT / "benchmarks" / f).is_file()})
+    if unknown:
+        ap.error(f"no such paraphrase file in benchmarks/: {', '.join(unknown)}")
     cfg = load_config()
     a = Answers.open(Path(args.kb) if args.kb else cfg.kb_path, cfg.site_url)
     paths = TUNED + [Path(p) for p, _, _ in extra]
