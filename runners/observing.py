@@ -11,6 +11,7 @@ from runners.kinds import JobKind, get_kind
 from runners.local import collect_artifacts
 from runners.metrics import read_csv_log
 from runners.models import CANCELLED, FAILED, LOST, TERMINAL, Event, Job, JobError
+from runners.tracking import record_steps
 
 
 class Observing:
@@ -82,6 +83,9 @@ class Observing:
                                     time.time()))
             if not replay and self._subs:
                 self._publish(Event(job.id, "log", line.rstrip("\n"), ts=time.time()))
+        steps = reader.take_steps() if hasattr(reader, "take_steps") else None
+        if steps:  # the tracking callback's per-step values (runners/tracking.py)
+            record_steps(self.store._db(), job.id, steps)
         self.store.set_log_offset(job.id, start + end)
 
     def collect(self, job: Job, workdir: Path | None = None) -> None:

@@ -11,44 +11,12 @@ from typing import Any
 
 from core.vocabulary import CONVERT_CHOICES, SCRIPT_TARGETS as TARGETS  # noqa: F401
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
+from runners.launchers import auto_target, detect_target
 from runners.models import JobError
+from runners.tracking import StepReader, hook_env, install_hook, script_hash
 
-# Strategies that train on one machine in one process: a script using one is not yet
-# multi-worker (the converter makes it so, or says why not).
-SINGLE_MACHINE_STRATEGIES = ("tf.distribute.MirroredStrategy",)
 TF_PIN = re.compile(r"tensorflow(?:-cpu|-gpu)?\s*==\s*(\d+\.\d+)")
 SCRIPT = "script.py"
-
-
-def detect_target(source: str) -> str | None:
-    """How the script already distributes itself ("horovod", "tf-distribute"), or None: the
-    script converter's own analysis (calls and imports, never comments or strings)."""
-    try:
-        from converters.script.analysis import analyze
-    except ImportError:
-        raise JobError("the script converter is not installed, so tfdesk cannot tell whether "
-                       "this script is already distributed") from None
-    try:
-        a = analyze(source)
-    except SyntaxError:
-        return None  # prepare reports the syntax error
-    if a.already_distributed == "horovod":
-        return "horovod"
-    if a.already_distributed == "tf.distribute" and \
-            a.strategy_class not in SINGLE_MACHINE_STRATEGIES:
-        return "tf-distribute"
-    return None
-
-
-def auto_target(source: str) -> str:
-    """What --convert auto makes of a single-process script for several workers: Horovod,
-    unless the script uses Keras 3, whose gradients Horovod does not average; then tf.distribute."""
-    try:
-        from converters.script.analysis import analyze
-        keras = analyze(source).keras
-    except Exception:  # noqa: BLE001 - no converter or unreadable: the conversion says why
-        return "horovod"
-    return "tf-distribute" if keras == "keras3" else "horovod"
 
 
 def detect_tf_version(source: str, launcher: str) -> str | None:
@@ -101,6 +69,7 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
         compile(source, name, "exec")  # syntax only: user code never runs in this process
     except SyntaxError as exc:
         raise JobError(f"{name} is not valid Python: line {exc.lineno}: {exc.msg}") from None
+    given_sha256 = script_hash(source)  # the script as given, before any conversion
     found = detect_target(source)
     converted_to = None
     report = ""
@@ -121,6 +90,7 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
             (source, report), converted_to = _convert(source, convert, name), convert
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / SCRIPT).write_text(source, encoding="utf-8")
+    install_hook(workdir)  # run tracking (runners/tracking_hook), no code in the script
     epochs = spec.get("epochs")
     if epochs is not None and int(epochs) < 1:
         raise JobError("--epochs must be at least 1")
@@ -132,6 +102,7 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
         raise JobError("--gpus-per-worker cannot be negative")
     return {"script": SCRIPT, "script_name": name, "workers": workers, "launcher": launcher,
             "converted_to": converted_to, "conversion_report": report,
+            "script_sha256": given_sha256,
             "epochs": int(epochs) if epochs else None,
             "timeout": float(timeout) if timeout else None, "gpus_per_worker": gpus,
             "args": [str(a) for a in spec.get("args") or []],
@@ -157,6 +128,7 @@ def base_env(spec: dict, workdir: Path, env: RunnerEnv) -> dict[str, str]:
            "LANG": "C.UTF-8",
            # Keras writes its settings under KERAS_HOME (default ~/.keras, here the job folder).
            "KERAS_HOME": str(workdir / ".tfdesk" / "keras")}
+    out.update(hook_env(workdir))
     if spec.get("epochs"):
         out["TFDESK_EPOCHS"] = str(spec["epochs"])
     if not spec.get("gpus_per_worker"):
@@ -216,4 +188,4 @@ def collect(workdir: Path) -> list[dict[str, Any]]:
 
 TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,
                               k8s_manifests=k8s_manifests, describe=describe, needs=_needs,
-                              collect_artifacts=collect))
+                              collect_artifacts=collect, metric_reader=StepReader))

@@ -1,0 +1,63 @@
+"""PNG charts of runs (matplotlib, Agg): several runs' curves overlaid, one panel per metric.
+
+Drawn on the server for every face: the terminal names the file, Slack attaches it, the web
+view serves the bytes.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+MAX_PANELS = 4
+
+
+def pick_metrics(names: set[str], wanted: list[str] | None = None) -> list[str]:
+    """The metrics to draw: those asked for, else losses first, then the rest, at most
+    :data:`MAX_PANELS`."""
+    if wanted:
+        return [n for n in wanted if n in names][:MAX_PANELS]
+    return sorted(names, key=lambda n: ("loss" not in n, n.startswith("val_"), n))[:MAX_PANELS]
+
+
+def overlay_png(series: dict[str, dict[str, list[tuple[int, float]]]], axis: str = "epoch",
+                metrics: list[str] | None = None, title: str = "") -> bytes | None:
+    """``series``: run label -> {metric: [(x, y), ...]}. One panel per metric, one line per
+    run. None when there is nothing to draw."""
+    names = {m for curves in series.values() for m, pts in curves.items() if pts}
+    chosen = pick_metrics(names, metrics)
+    if not chosen:
+        return None
+    fig, axes = plt.subplots(1, len(chosen), figsize=(4.6 * len(chosen), 3.4), squeeze=False)
+    for ax, metric in zip(axes[0], chosen):
+        for label, curves in series.items():
+            pts = curves.get(metric) or []
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if len(pts) < 40
+                        else None, markersize=3, linewidth=1.4, label=label)
+        ax.set_title(metric, fontsize=9)
+        ax.set_xlabel(axis)
+        ax.grid(alpha=0.3)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.legend(fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def write_png(data: bytes, path: Path | str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+__all__ = ["overlay_png", "pick_metrics", "write_png"]
