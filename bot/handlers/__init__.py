@@ -10,3 +10,4 @@ from bot.handlers import jobs  # noqa: F401
 from bot.handlers import site  # noqa: F401
 from bot.handlers import models_cmd  # noqa: F401
 from bot.handlers import convert  # noqa: F401
+from bot.handlers import runs_cmd  # noqa: F401
