@@ -36,7 +36,7 @@ from rapidfuzz import fuzz, process
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.config import load_config  # noqa: E402
-from knowledge_base.answers import Answers  # noqa: E402
+from knowledge_base.qa.answers import Answers  # noqa: E402
 
 HERE = Path(__file__).parent
 

@@ -72,7 +72,7 @@ def _answer(stub: SlackStub, channel: str, timeout: float = 30) -> dict:
 def ask_phase(base: str, stub: SlackStub, kb_path: Path, n: int) -> bool:
     """``/tf ask`` end to end (request sent -> answer posted to the stand-in), sequentially,
     beside the same searches in this process."""
-    from knowledge_base.answers import Answers
+    from knowledge_base.qa.answers import Answers
     answers = Answers.open(kb_path, "http://docs.test/")
     _ = answers.searcher  # built once, as tfdesk serve builds it before its first request
     local = []

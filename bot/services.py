@@ -69,7 +69,7 @@ class Services:
         if self._answers is None:
             with self._lock:
                 if self._answers is None:
-                    from knowledge_base.answers import Answers
+                    from knowledge_base.qa.answers import Answers
                     self._answers = Answers.open(self.config.kb_path, self.config.site_url)
         return self._answers
 

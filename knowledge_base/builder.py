@@ -24,8 +24,10 @@ from typing import Callable, Iterable
 import sqlite_utils
 from packaging.version import Version
 
-from knowledge_base import popularity, semantic
+from knowledge_base import popularity
+from knowledge_base.qa import semantic
 from knowledge_base.errors import KBError
+from knowledge_base.names import canonical_rank, name_words, part_words
 from knowledge_base.signatures import (describe_signature_change, parse_params,  # noqa: F401
                                        signature_change)
 from knowledge_base.records import METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
@@ -153,33 +155,6 @@ def read_merged(path: Path) -> Merged:
 
 # -- derived facts -----------------------------------------------------------------------------
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-
-def name_words(name: str) -> str:
-    """'tf.keras.callbacks.EarlyStopping' -> 'keras callbacks early stopping earlystopping'."""
-    parts = name.split(".")
-    return " ".join(_part_words(p) for p in (parts[1:] if parts[0] == "tf" else parts))
-
-
-def _part_words(part: str) -> str:
-    pieces = [p for chunk in part.split("_") for p in _CAMEL.split(chunk) if p]
-    words = [p.lower() for p in pieces]
-    if len(pieces) > 1:
-        words.append(part.replace("_", "").lower())
-    spelled = _abbreviations()
-    words += [spelled[w] for w in words if w in spelled]
-    return " ".join(words)
-
-
-@functools.lru_cache(maxsize=1)
-def _abbreviations() -> dict[str, str]:
-    """knowledge_base/data/abbreviations.yaml: inv -> inverse, det -> determinant..."""
-    import yaml
-    path = Path(__file__).parent / "data" / "abbreviations.yaml"
-    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text()) or {}).items()}
-
-
 DOC_HEAD = 800
 _MEMBER_KINDS = (METHOD, PROPERTY, "constant")
 COVER_HEAD = 300
@@ -204,17 +179,6 @@ def summary_of(doc: str) -> str:
 
 
 _NAME_IN_TEXT = re.compile(r"`?(tf\.[A-Za-z_][\w.]*[A-Za-z0-9_])`?")
-
-
-# TF's root binds these to tf.keras submodules; tensorflow.org documents the tf.keras names.
-KERAS_ALIAS_MODULES = ("tf.losses.", "tf.metrics.", "tf.optimizers.", "tf.initializers.")
-
-
-def canonical_rank(name: str) -> tuple:
-    """Sort key: the name tensorflow.org would show first for an object."""
-    parts = name.split(".")
-    return ("compat" in parts, "raw_ops" in parts, name.startswith(KERAS_ALIAS_MODULES),
-            "experimental" in parts, len(parts), name)
 
 
 def module_of(name: str, kind: str, kinds: dict[str, str]) -> tuple[str, str | None]:
@@ -363,7 +327,7 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                             canon, last.sig, summary_of(doc), doc, m.lines.get(n),
                             versions[runs[0].first], versions[last.last], runs[0].first,
                             last.last, removed_in, dep_in, dep_text, replacement,
-                            n.count("."), terms_of(f"{_part_words(n.rpartition('.')[2])} "
+                            n.count("."), terms_of(f"{part_words(n.rpartition('.')[2])} "
                                                    f"{summary_of(doc)} {doc[:COVER_HEAD]}")))
         parent_part, _, leaf = n.rpartition(".")
         # Words and meaning index what people describe, once per object (under the name
@@ -372,7 +336,7 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         if canon != n or ".raw_ops." in n or n.startswith("tf.compat.v1.keras.") or (
                 ".compat." in n and kind in _MEMBER_KINDS):
             continue
-        fts_rows.append((sid, _part_words(leaf), name_words(parent_part), summary_of(doc),
+        fts_rows.append((sid, part_words(leaf), name_words(parent_part), summary_of(doc),
                          doc[:DOC_HEAD]))
 
     def insert(table: str, rows, columns: list[str] | None = None, replace: bool = False):

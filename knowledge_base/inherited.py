@@ -35,7 +35,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from knowledge_base.builder import canonical_rank
+from knowledge_base.names import canonical_rank
 
 COMPAT = "tf.compat.v1."
 SHOWN = ("twin", "parallel")

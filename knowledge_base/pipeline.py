@@ -10,7 +10,8 @@ from typing import Callable
 
 from packaging.version import InvalidVersion, Version
 
-from knowledge_base import popularity, semantic
+from knowledge_base import popularity
+from knowledge_base.qa import semantic
 from knowledge_base.builder import build_kb, merge, read_merged, write_merged
 from knowledge_base.errors import KBError
 from knowledge_base.records import ReleaseExtract

@@ -26,10 +26,11 @@ from functools import cached_property
 import snowballstemmer
 from rapidfuzz import fuzz, process
 
-from knowledge_base import phrasebook, popularity, questions, semantic
+from knowledge_base import popularity
+from knowledge_base.qa import phrasebook, questions, semantic
 from knowledge_base.errors import KBError
 from knowledge_base.inherited import Inherited, resolve as resolve_inherited
-from knowledge_base.questions import STOPWORDS  # noqa: F401 - re-exported for concepts, tests
+from knowledge_base.qa.questions import STOPWORDS  # noqa: F401 - re-exported for concepts, tests
 
 MAX_QUERY = 300
 _NAMEISH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\.?(\(\))?$")

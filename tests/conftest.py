@@ -1,7 +1,7 @@
 """Fixtures shared by several test modules."""
 import pytest
 
-from knowledge_base.answers import Answers
+from knowledge_base.qa.answers import Answers
 from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
 
 

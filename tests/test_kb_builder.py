@@ -3,7 +3,8 @@ import sqlite3
 
 import pytest
 
-from knowledge_base.builder import (build_kb, merge, name_words, read_merged,
+from knowledge_base.names import name_words
+from knowledge_base.builder import (build_kb, merge, read_merged,
                                     signature_change, write_merged)
 from knowledge_base.errors import KBError
 from knowledge_base.store import KB

@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from knowledge_base import concepts
+from knowledge_base.qa import concepts
 from knowledge_base.pipeline import SHIPPED_EXTRACT
 from knowledge_base.search import STOPWORDS, stem
 

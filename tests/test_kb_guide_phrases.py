@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge_base import minilm, semantic
+from knowledge_base.qa import minilm, semantic
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = ROOT / "knowledge_base" / "data" / "guide-phrases.npz"
+SHIPPED = ROOT / "knowledge_base" / "qa" / "data" / "guide-phrases.npz"
 
 
 def _tool():

@@ -7,7 +7,7 @@ from bot.config import load_config
 from bot.context import Context
 from bot.dispatch import run_line
 from knowledge_base import inherited
-from knowledge_base.answers import UnknownSymbol
+from knowledge_base.qa.answers import UnknownSymbol
 from knowledge_base.pipeline import SHIPPED_EXTRACT
 
 pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge_base.answers import UnknownSymbol
+from knowledge_base.qa.answers import UnknownSymbol
 from knowledge_base.builder import build_kb
 from tests.kbdata import history_releases
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import yaml
 
-from knowledge_base import phrasebook, semantic
+from knowledge_base.qa import phrasebook, semantic
 from knowledge_base.pipeline import SHIPPED_EXTRACT
 from knowledge_base.search import clean_query, is_name
 

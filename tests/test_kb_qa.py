@@ -83,8 +83,8 @@ def test_a_clear_question_is_answered_without_hedging(kb):
 
 
 def test_unsure_follows_the_calibrated_threshold():
-    from knowledge_base.answers import Answers
-    from knowledge_base.questions import ranking
+    from knowledge_base.qa.answers import Answers
+    from knowledge_base.qa.questions import ranking
     conf = ranking()["confidence"]
     assert 0.0 < conf["unsure_below"] < 1.0
     assert conf["below"]["top1"] < conf["above"]["top1"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge_base import minilm, questions, semantic
+from knowledge_base.qa import minilm, questions, semantic
 from knowledge_base.builder import build_kb
 from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
 from tests.kbdata import history_releases

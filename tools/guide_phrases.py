@@ -28,7 +28,7 @@ How pairs are made (rules as data: the constants below; tuned on the training qu
   name the sources spell most often. Identical phrase texts are one phrase with all their links.
 
 File layout (np.savez_compressed; no text of the sources, only vectors and KB names):
-``model`` (knowledge_base.semantic.MODEL), ``matrix`` int8 (n, 384) quantized like
+``model`` (knowledge_base.qa.semantic.MODEL), ``matrix`` int8 (n, 384) quantized like
 semantic.quantize, ``offsets`` int32 (n+1) into ``targets`` (KB symbol names), ``weights``
 float16 per target (1.0 for a backtick mention in the phrase itself, 1/k for each of the k
 symbols of the code it is linked to; the larger when both), ``kind`` int8 per phrase (0 heading,
@@ -64,11 +64,11 @@ from markdown_it import MarkdownIt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowledge_base import minilm, phrasebook, semantic  # noqa: E402
+from knowledge_base.qa import minilm, phrasebook, semantic  # noqa: E402
 from tools.usage_counts import (SOURCES, aliases, notebook_cells, read_source,  # noqa: E402
                                 references)
 
-OUTPUT = ROOT / "knowledge_base" / "data" / "guide-phrases.npz"
+OUTPUT = ROOT / "knowledge_base" / "qa" / "data" / "guide-phrases.npz"
 HEADING, SENTENCE, MENTION = 0, 1, 2
 MIN_WORDS, MAX_WORDS = 4, 40
 UBIQUITOUS = 0.05      # share of code segments above which a symbol says nothing of the task

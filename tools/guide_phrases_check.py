@@ -27,8 +27,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from knowledge_base import minilm  # noqa: E402
-from knowledge_base.answers import Answers  # noqa: E402
+from knowledge_base.qa import minilm  # noqa: E402
+from knowledge_base.qa.answers import Answers  # noqa: E402
 from knowledge_base.search import clean_query, is_name  # noqa: E402
 from tools.guide_phrases import OUTPUT  # noqa: E402
 

@@ -54,8 +54,8 @@ sys.path.insert(0, str(ROOT))
 
 from asked_book import held_out_keys, questions as training_questions  # noqa: E402
 from bot.config import load_config  # noqa: E402
-from knowledge_base import phrasebook, questions  # noqa: E402
-from knowledge_base.answers import Answers  # noqa: E402
+from knowledge_base.qa import phrasebook, questions  # noqa: E402
+from knowledge_base.qa.answers import Answers  # noqa: E402
 from knowledge_base.search import wants_compat  # noqa: E402
 
 TUNED = [ROOT / "benchmarks" / n for n in

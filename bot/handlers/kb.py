@@ -76,7 +76,7 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
          examples=["tfdesk history tf.estimator.Estimator",
                    "tfdesk history tf.keras.layers.experimental.preprocessing.RandomFlip"], permission="read")
 def history(ctx: Context, symbol: str) -> Reply:
-    from knowledge_base.answers import UnknownSymbol
+    from knowledge_base.qa.answers import UnknownSymbol
     try:
         data = answers(ctx).history(symbol)
     except UnknownSymbol as missing:
@@ -201,7 +201,7 @@ def kb_status(ctx: Context) -> Reply:
         search = {"meaning": False, "why": a.searcher.semantic_error}
         lines.append(f"question search by meaning is off: {a.searcher.semantic_error}")
     else:
-        from knowledge_base import questions, semantic
+        from knowledge_base.qa import questions, semantic
         fit = questions.ranking()
         search = {"meaning": True, "model": semantic.MODEL, "symbols": len(index.ids),
                   "views": list(index.matrices), "ranker_fitted": fit.get("fitted"),

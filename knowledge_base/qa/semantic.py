@@ -20,12 +20,12 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge_base import minilm
+from knowledge_base.qa import minilm
 from knowledge_base.errors import KBError
 
 MODEL = f"{minilm.NAME} int8"
 VIEWS = ("doc", "name")
-SHIPPED_VECTORS = Path(__file__).parent / "data" / "kb-extract.vectors.npz"
+SHIPPED_VECTORS = Path(__file__).parents[1] / "data" / "kb-extract.vectors.npz"
 TEXT_HEAD = 300   # docstring characters embedded
 
 

@@ -16,7 +16,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 def load(stem, path: Path = DATA) -> list[tuple[list[tuple[str, ...]], list[str]]]:
     """[(phrases as stems in order, meant names)]. Stop words are left out, as they are of
     questions."""
-    from knowledge_base.questions import STOPWORDS  # which imports this module
+    from knowledge_base.qa.questions import STOPWORDS  # which imports this module
     out = []
     for item in yaml.safe_load(path.read_text()) or []:
         phrases = [tuple(dict.fromkeys(stem(w) for w in _WORD.findall(str(p).lower())

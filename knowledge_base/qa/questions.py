@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from knowledge_base import concepts, minilm
+from knowledge_base.qa import concepts, minilm
 from knowledge_base.errors import KBError
 
 RANKER = Path(__file__).parent / "data" / "ranker.txt"       # tools/train_ranking.py writes

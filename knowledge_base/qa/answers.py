@@ -8,9 +8,9 @@ from functools import cached_property
 from pathlib import Path
 
 from knowledge_base import links
-from knowledge_base.builder import canonical_rank
+from knowledge_base.names import canonical_rank
 from knowledge_base.errors import KBError
-from knowledge_base.questions import ranking
+from knowledge_base.qa.questions import ranking
 from knowledge_base.search import Searcher, clean_query, is_name
 from knowledge_base.store import KB
 

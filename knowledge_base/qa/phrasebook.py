@@ -121,7 +121,7 @@ def write(path: Path, model: str, vectors: np.ndarray, targets: list[list[tuple[
     """Write a book: int8 vectors (quantized like the symbols'), targets per sentence, and
     optionally each sentence's key, origin file and kind (heading, sentence... as the tool
     that wrote it defines them)."""
-    from knowledge_base.semantic import quantize
+    from knowledge_base.qa.semantic import quantize
     offsets = np.cumsum([0] + [len(t) for t in targets]).astype(np.int32)
     arrays = dict(model=np.array(model), matrix=quantize(vectors),
                   offsets=offsets,
