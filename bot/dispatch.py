@@ -8,11 +8,11 @@ the handler, which alone knows the target (``bot.permissions.check_owner``).
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 from bot.context import Context
 from bot.parser import Command, HelpRequested, UsageError, parse
-from bot.paths import Areas, PathRefused, outside_job_folders, readable, writable
+from bot.paths import (PLACES, Areas, PathRefused, not_an_input, outside_job_folders, read,
+                       writable)
 from bot.permissions import Forbidden, refusal
 from bot.registry import COMMANDS, CommandSpec, path_args
 from bot.reply import Reply
@@ -77,30 +77,32 @@ def catalog_model(ctx: Context):
     return find
 
 
-def resolve_paths(ctx: Context, spec: CommandSpec, args: dict) -> dict:
-    """Path arguments as the asker may name them: a remote asker's names become their own
-    files (or are refused); a catalog model's name, where a command takes one, its files;
-    nobody writes into job folders."""
+def resolve_paths(ctx: Context, spec: CommandSpec, args: dict, copy: bool = True) -> dict:
+    """Every file a command names passes the one file gate (``bot.paths.read``), for every
+    face: the handler gets a private copy of what was opened (or a URI, or a catalog model's
+    files), never a name to open again; what it writes goes to the asker's own outputs (from
+    Slack) and never into job folders, nor over a file it reads. ``copy=False``: only check
+    (the names are opened and closed; nothing is copied)."""
     areas = Areas.of(ctx.config)
     out = dict(args)
-    for dest, kind in path_args(spec):
+    inputs: list[tuple[int, int]] = []
+    for dest, kind in sorted(path_args(spec), key=lambda a: a[1] == "out"):
         value = args.get(dest)
         if value is None:
             continue
         many = isinstance(value, (list, tuple))
         values = [str(v) for v in value] if many else [str(value)]
-        if ctx.actor.remote:
-            if kind == "out":
-                values = [writable(ctx.actor, v, areas) for v in values]
-            else:
-                values = [readable(ctx.actor, v, areas, job_owner(ctx), kind == "or-name",
-                                   catalog_model(ctx)) for v in values]
-        elif kind == "or-name":  # the operator: a path that exists wins over a catalog name
-            values = [v if "://" in v or Path(v).expanduser().exists()
-                      else catalog_model(ctx)(v) or v for v in values]
         if kind == "out":
+            if ctx.actor.remote:
+                values = [writable(ctx.actor, v, areas) for v in values]
             for v in values:
                 outside_job_folders(v, areas)
+                not_an_input(v, inputs)
+        else:
+            got = [read(ctx.actor, v, areas, job_owner(ctx), kind == "or-name",
+                        catalog_model(ctx), (spec.name, dest) in PLACES, copy) for v in values]
+            inputs += [g.identity for g in got if g.identity]
+            values = [g.value for g in got]
         out[dest] = values if many else values[0]
     return out
 
@@ -113,7 +115,7 @@ def precheck(ctx: Context, command: Command) -> str | None:
     reason = authorize(ctx, spec, command.name)
     if reason is None:
         try:
-            resolve_paths(ctx, spec, command.args)
+            resolve_paths(ctx, spec, command.args, copy=False)
         except PathRefused as exc:
             reason = str(exc)
     return reason

@@ -4,6 +4,7 @@ model, code planted in a component, and pipeline runs counting against the runni
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -127,8 +128,11 @@ def test_a_name_is_a_catalog_model_never_a_file_beside_the_tfdesk_process(home, 
     assert resolve_paths(comp, COMMANDS["infer"], {"model": "cnn"})["model"] == copy
     assert resolve_paths(comp, COMMANDS["evaluate"], {"model": "cnn:1", "data": None,
                                                       "against": None})["model"] == copy
-    # At the terminal, a file that exists wins; otherwise the catalog's name.
-    assert resolve_paths(operator, COMMANDS["infer"], {"model": "sm"})["model"] == "sm"
+    # At the terminal, a file that exists wins (the handler gets a private copy of it, made
+    # through the file gate); otherwise the catalog's name.
+    got = Path(resolve_paths(operator, COMMANDS["infer"], {"model": "sm"})["model"])
+    assert got.name == "sm" and got.is_relative_to(home / "gate")
+    assert (got / "saved_model.pb").read_bytes() == b"pb"
     assert resolve_paths(operator, COMMANDS["infer"], {"model": "cnn:1"})["model"] == copy
 
 
