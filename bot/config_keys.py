@@ -83,6 +83,17 @@ KEYS: tuple[Key, ...] = (
     K("kubernetes", "tf_distribute", "indexed-job", "", "how tf.distribute jobs run on the cluster"),
     K("kubernetes", "infer_image", "tensorflow/tensorflow:2.15.0-gpu", "", "the image of model jobs"),
     K("kubernetes", "infer_gpus", "1", "", "GPUs of a model job"),
+    # [web]: the browser view (tfdesk web, and tfdesk serve beside Slack)
+    K("web", "bind", "127.0.0.1", "", "address the web view listens on"),
+    K("web", "port", "8765", "", "its port"),
+    K("web", "url", "http://BIND:PORT/", "", "its public base URL (links, the Slack sign-in redirect)"),
+    K("web", "serve", "true", "", "`tfdesk serve` serves the web view too"),
+    K("web", "client_id", "", "SLACK_CLIENT_ID", "the Slack app's client id: sign-in with Slack"),
+    K("web", "client_secret", "", "SLACK_CLIENT_SECRET", "the Slack app's client secret"),
+    K("web", "oidc_url", "https://slack.com/", "", "Slack's OpenID Connect pages and keys (a stand-in in tests)"),
+    K("web", "team_id", "", "", "only members of this workspace may sign in"),
+    K("web", "session_hours", "12", "", "a sign-in lasts this long"),
+    K("web", "login_link_minutes", "10", "", "a `tfdesk web --login` link is valid this long"),
     # [models]: model conversion, validation and benchmarks
     K("models", "dim_default", "16", "", "size given to unknown input dimensions"),
     K("models", "threads", "0 (all)", "", "ONNX Runtime threads"),

@@ -60,4 +60,33 @@ def write_png(data: bytes, path: Path | str) -> Path:
     return path
 
 
-__all__ = ["overlay_png", "pick_metrics", "write_png"]
+
+
+
+def benchmark_png(bench: dict, title: str = "") -> bytes | None:
+    """Latency (p50, ms) per batch size of each benchmarked form of a model (original,
+    converted, ...), as grouped bars. None without benchmark rows."""
+    series = {k: v for k, v in (bench or {}).items() if isinstance(v, list) and v
+              and all(isinstance(r, dict) and "batch" in r and "p50_ms" in r for r in v)}
+    if not series:
+        return None
+    batches = sorted({r["batch"] for rows in series.values() for r in rows})
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(batches) * len(series)), 3.2))
+    width = 0.8 / len(series)
+    for i, (name, rows) in enumerate(series.items()):
+        by = {r["batch"]: r["p50_ms"] for r in rows}
+        xs = [j + i * width for j, b in enumerate(batches) if b in by]
+        ax.bar(xs, [by[b] for b in batches if b in by], width, label=name)
+    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(batches))])
+    ax.set_xticklabels([f"batch {b}" for b in batches])
+    ax.set_ylabel("p50 latency (ms)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    plt.close(fig)
+    return buf.getvalue()
+__all__ = ["benchmark_png", "overlay_png", "pick_metrics", "write_png"]

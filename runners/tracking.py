@@ -247,7 +247,7 @@ def _model_figures(conn: sqlite3.Connection) -> None:
 
 def flatten(data: Any, prefix: str, depth: int = 0) -> dict[str, float]:
     """The numbers of a nested report as dotted names (``benchmark.speedups.0``); lists of
-    numbers give one name per position. Depth-limited: a report is small."""
+    numbers give one name per position (per batch size for benchmark rows). Depth-limited: a report is small."""
     out: dict[str, float] = {}
     if depth > 4:
         return out
@@ -256,7 +256,9 @@ def flatten(data: Any, prefix: str, depth: int = 0) -> dict[str, float]:
             out.update(flatten(v, f"{prefix}.{k}", depth + 1))
     elif isinstance(data, list):
         for i, v in enumerate(data[:16]):
-            out.update(flatten(v, f"{prefix}.{i}", depth + 1))
+            # benchmark rows are per batch size: name them by it, not by position
+            key = f"b{v['batch']}" if isinstance(v, dict) and "batch" in v else str(i)
+            out.update(flatten(v, f"{prefix}.{key}", depth + 1))
     else:
         value = number(data) if isinstance(data, (int, float)) and not isinstance(data, bool) \
             else None

@@ -11,3 +11,4 @@ from bot.handlers import site  # noqa: F401
 from bot.handlers import models_cmd  # noqa: F401
 from bot.handlers import convert  # noqa: F401
 from bot.handlers import runs_cmd  # noqa: F401
+from bot.handlers import web_cmd  # noqa: F401

@@ -114,10 +114,13 @@ def run_forever(config: Config, mode: str, host: str | None, port: int,
         services.scheduler = True
     runtime = Runtime(config, mode, services=services)
     runtime.start_background()
+    web = None
     # SIGTERM (systemd, docker stop) stops as Ctrl-C does: uvicorn shuts down gracefully and
     # hands the signal back, and the runtime then stops its threads.
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
+        from bot.web.server import start_beside_slack
+        web = start_beside_slack(config, runtime.services)  # the browser view, same process
         if mode == "socket":
             log.info("tfdesk connecting to Slack in Socket Mode")
             serve_socket_mode(runtime.bot.app, config.slack_app_token)
@@ -132,6 +135,8 @@ def run_forever(config: Config, mode: str, host: str | None, port: int,
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if web is not None:
+            web.stop()
         runtime.stop()
         log.info("tfdesk stopped")
 

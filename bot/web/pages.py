@@ -1,0 +1,246 @@
+"""The read-only pages: runs, a run, a comparison, models, datasets, projects, pipelines and
+their runs; charts are PNG routes drawn on the server.
+
+Per item, what a viewer sees follows their Actor: a job's log only for its owner and admins
+(``may_change``), server paths only for the operator (``not remote``)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from runners import run_list
+from runners.run_charts import benchmark_png, overlay_png
+
+LOG_TAIL = 60
+ACTIVE = ("queued", "starting", "running")
+PNG_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+
+
+def _png(data: bytes | None) -> Response:
+    if data is None:
+        return Response(status_code=204)
+    return Response(data, media_type="image/png", headers=PNG_HEADERS)
+
+
+def _query(params) -> run_list.RunQuery:
+    sort = params.get("sort") or "created"
+    page = params.get("page") or "1"
+    if not page.isdigit() or int(page) < 1:
+        raise run_list.BadQuery(f"page must be a whole number from 1, not {page!r}")
+    return run_list.RunQuery(
+        project=params.get("project") or None, owner=params.get("owner") or None,
+        state=params.get("state") or None, kind=params.get("kind") or None,
+        params=[run_list.Filter.parse(p, "parameter filter") for p in params.getlist("param") if p],
+        metrics=[run_list.Filter.parse(m, "metric filter") for m in params.getlist("metric") if m],
+        sort=run_list.Sort.parse(sort), limit=50, offset=(int(page) - 1) * 50)
+
+
+def _local(uri: str | None) -> bool:
+    return bool(uri) and "://" not in uri
+
+
+def routes(web) -> list[Route]:
+    def page(fn):
+        """Signed in with ``read``, or redirected / refused (bot.web.app.Web)."""
+        def endpoint(request: Request):
+            viewer, refusal = web.viewer_or_redirect(request)
+            if refusal is not None:
+                return refusal
+            try:
+                return fn(request, viewer)
+            except run_list.BadQuery as exc:
+                return web.render(request, "error.html", viewer, 400, message=str(exc))
+            except Exception as exc:  # noqa: BLE001 - a catalog entry that is not there
+                if type(exc).__name__ in ("NotFound", "UnknownJob"):
+                    return web.render(request, "error.html", viewer, 404, message=str(exc)
+                                      or "not found")
+                raise
+        endpoint.__name__ = fn.__name__
+        return endpoint
+
+    conn = lambda: web.services.catalog  # noqa: E731 - the state database of this thread
+
+    def runs(request, viewer):
+        error = None
+        try:
+            q = _query(request.query_params)
+            rows, total = run_list.list_runs(conn(), q)
+        except run_list.BadQuery as exc:
+            error, rows, total, q = str(exc), [], 0, run_list.RunQuery()
+        metric_cols = run_list._metric_columns(rows, q)
+        live = any(r.state in ACTIVE for r in rows)
+        args = request.query_params
+        return web.render(request, "runs.html", viewer, rows=rows, total=total, q=q,
+                          metric_cols=metric_cols, live=live, error=error,
+                          f={k: args.get(k, "") for k in ("project", "owner", "state", "kind",
+                                                          "sort")},
+                          params=args.getlist("param") or [""],
+                          metrics=args.getlist("metric") or [""],
+                          states=run_list.STATES, base=str(request.url.remove_query_params("page")),
+                          page=q.offset // q.limit + 1, pages=max(1, -(-total // q.limit)))
+
+    def run(request, viewer):
+        job_id = request.path_params["id"]
+        (row,) = run_list.get_runs(conn(), [job_id])
+        engine = web.services.engine
+        job = engine.get(job_id)
+        may_log = viewer.actor.may_change(job.owner)
+        log = engine.read_log(job_id, tail=LOG_TAIL) if may_log else None
+        events = [e for e in engine.events(job_id) if e.type in ("state", "error", "warning")]
+        arts = engine.artifacts(job_id)
+        curves = run_list.curves(conn(), job_id)
+        summary = conn().execute("SELECT name, last, step, min, max FROM run_summary WHERE "
+                                 "job_id = ? ORDER BY name", (job_id,)).fetchall()
+        return web.render(request, "run.html", viewer, run=row, job=job, log=log,
+                          may_log=may_log, events=events[-30:], artifacts=arts,
+                          summary=summary, has_epoch=bool(curves["epoch"]),
+                          has_step=bool(curves["step"]), lineage=_lineage(conn(), job),
+                          show_paths=not viewer.actor.remote, live=job.state in ACTIVE)
+
+    def run_png(request, viewer):
+        by = "step" if request.query_params.get("by") == "step" else "epoch"
+        job_id = request.path_params["id"]
+        run_list.get_runs(conn(), [job_id])
+        return _png(overlay_png({job_id: run_list.curves(conn(), job_id)[by]}, axis=by))
+
+    def compare(request, viewer):
+        ids = request.query_params.getlist("run")
+        c = run_list.compare(conn(), ids)
+        return web.render(request, "compare.html", viewer, c=c,
+                          qs="&".join(f"run={i}" for i in ids))
+
+    def compare_png(request, viewer):
+        ids = request.query_params.getlist("run")
+        by = "step" if request.query_params.get("by") == "step" else "epoch"
+        run_list.get_runs(conn(), ids)
+        return _png(overlay_png({i: run_list.curves(conn(), i)[by] for i in ids}, axis=by))
+
+    def models(request, viewer):
+        from catalog import models as m
+        rows = m.list_(conn(), search=request.query_params.get("search") or None, limit=200)
+        return web.render(request, "models.html", viewer, models=rows,
+                          search=request.query_params.get("search", ""))
+
+    def model(request, viewer):
+        from catalog import models as m
+        d = m.get(conn(), request.path_params["ref"])
+        chain, seen, cur = [], {d["ref"]}, d
+        while cur.get("parent") and cur["parent"] not in seen and len(chain) < 20:
+            cur = m.get(conn(), cur["parent"])
+            seen.add(cur["ref"])
+            chain.append(cur)
+        versions = conn().execute("SELECT name, version, format, created FROM catalog_models "
+                                  "WHERE name = ? ORDER BY version DESC", (d["name"],)).fetchall()
+        return web.render(request, "model.html", viewer, m=d, ancestors=chain,
+                          versions=versions, validation=_rows(d.get("validation")),
+                          benchmark=_bench_rows(d.get("benchmark")),
+                          show_paths=not viewer.actor.remote or not _local(d["artifact_uri"]))
+
+    def model_png(request, viewer):
+        from catalog import models as m
+        d = m.get(conn(), request.path_params["ref"])
+        return _png(benchmark_png(d.get("benchmark") or {}, title=d["ref"]))
+
+    def datasets(request, viewer):
+        from catalog import datasets as ds
+        rows = ds.list_(conn(), limit=200)
+        return web.render(request, "datasets.html", viewer, datasets=rows,
+                          show_paths=not viewer.actor.remote)
+
+    def projects(request, viewer):
+        from catalog import projects as p
+        return web.render(request, "projects.html", viewer, projects=p.list_(conn(), limit=200))
+
+    def project(request, viewer):
+        from catalog import projects as p
+        d = p.get(conn(), request.path_params["name"])
+        rows, total = run_list.list_runs(conn(), run_list.RunQuery(project=d["name"]))
+        return web.render(request, "project.html", viewer, p=d, rows=rows, total=total)
+
+    def pipelines(request, viewer):
+        from catalog import pipelines as pl
+        return web.render(request, "pipelines.html", viewer, pipelines=pl.list_(conn(), limit=200))
+
+    def pipeline(request, viewer):
+        from catalog import pipelines as pl
+        from catalog import runs as pr
+        d = pl.get(conn(), request.path_params["name"])
+        return web.render(request, "pipeline.html", viewer, p=d,
+                          runs=pr.list_runs(conn(), d["name"], limit=30))
+
+    def pipeline_png(request, viewer):
+        from bot.web.graph import pipeline_png as draw
+        from catalog import pipelines as pl
+        name, definition = pl.definition(conn(), request.path_params["name"])
+        return _png(draw(definition["steps"], title=name))
+
+    def pipeline_run(request, viewer):
+        from catalog import runs as pr
+        st = pr.status(conn(), request.path_params["id"])
+        return web.render(request, "pipeline_run.html", viewer, st=st,
+                          live=st["state"] in ("queued", "running"),
+                          show_paths=not viewer.actor.remote)
+
+    def pipeline_run_png(request, viewer):
+        from bot.web.graph import pipeline_png as draw
+        from catalog import runs as pr
+        st = pr.status(conn(), request.path_params["id"])
+        definition = json.loads(conn().execute(
+            "SELECT definition FROM catalog_runs WHERE id = ?", (st["id"],)).fetchone()[0])
+        return _png(draw(definition["steps"], {s["name"]: s["state"] for s in st["steps"]},
+                         title=f"{st['pipeline']} {st['id']}: {st['state']}"))
+
+    def home(request, viewer):
+        from starlette.responses import RedirectResponse
+        return RedirectResponse("/runs", status_code=303)
+
+    table = [("/", home), ("/runs", runs), ("/runs/{id}", run), ("/runs/{id}/curves.png", run_png),
+             ("/compare", compare), ("/compare.png", compare_png), ("/models", models),
+             ("/models/{ref}", model), ("/models/{ref}/benchmark.png", model_png),
+             ("/datasets", datasets), ("/projects", projects), ("/projects/{name}", project),
+             ("/pipelines", pipelines), ("/pipelines/{name}", pipeline),
+             ("/pipelines/{name}/graph.png", pipeline_png),
+             ("/pipeline-runs/{id}", pipeline_run),
+             ("/pipeline-runs/{id}/graph.png", pipeline_run_png)]
+    return [Route(path, page(fn)) for path, fn in table]
+
+
+def _lineage(conn, job) -> dict[str, Any]:
+    """Where a run comes from and what came of it: the catalog model it read, the pipeline
+    run and step it belongs to, the models it produced."""
+    out: dict[str, Any] = {"read": job.spec.get("model") if isinstance(job.spec.get("model"),
+                                                                        str) else None}
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "catalog_models" in tables:
+        out["produced"] = [f"{r['name']}:{r['version']}" for r in conn.execute(
+            "SELECT name, version FROM catalog_models WHERE job_id = ? ORDER BY id", (job.id,))]
+        if out["read"] and ":" not in out["read"] and "/" in out["read"]:
+            out["read"] = None  # a path, not a catalog model
+    if "catalog_run_steps" in tables:
+        step = conn.execute("SELECT run_id, name FROM catalog_run_steps WHERE job_id = ?",
+                            (job.id,)).fetchone()
+        out["pipeline_run"] = dict(step) if step else None
+    return out
+
+
+def _rows(report: dict | None) -> list[tuple[str, Any]]:
+    if not report:
+        return []
+    from runners.tracking import flatten
+    flat = flatten(report, "")
+    flags = [(k, v) for k, v in report.items() if isinstance(v, (bool, str))]
+    return flags + [(k.lstrip("."), v) for k, v in flat.items()]
+
+
+def _bench_rows(bench: dict | None) -> list[dict[str, Any]]:
+    out = []
+    for series, rows in (bench or {}).items():
+        if isinstance(rows, list):
+            for r in rows:
+                if isinstance(r, dict) and "batch" in r and "p50_ms" in r:
+                    out.append({"series": series, **r})
+    return out

@@ -1,0 +1,181 @@
+"""The web view over real HTTP: who may sign in and how (the operator's one-time link, Slack's
+OpenID Connect against a local stand-in, every way a token can be wrong), what a member without
+rights sees, every page and chart, and [web] settings refused by name."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from bot import commands
+from bot.config import load_config
+from bot.permissions import OPERATOR, member
+from bot.services import Services
+from bot.web.auth import Sessions
+from bot.web.server import WebServer
+from bot.web.settings import WebConfigError, load
+from tests.oidc_stub import CLIENT_ID, CLIENT_SECRET, TEAM, OidcStub
+from tests.web_helpers import populate
+
+COOKIE_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~!#$%&'*+^`|"
+
+
+@pytest.fixture(scope="module")
+def oidc():
+    stub = OidcStub().start()
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, oidc):
+    home = tmp_path_factory.mktemp("webhome")
+    ids = populate(home)
+    (home / "tfdesk.toml").write_text(
+        f'[web]\nclient_id = "{CLIENT_ID}"\nclient_secret = "{CLIENT_SECRET}"\n'
+        f'oidc_url = "{oidc.base}"\nteam_id = "{TEAM}"\n'
+        f'[slack]\napi_url = "{oidc.api_url}"\nadmin_users = ["U0BOSS"]\n')
+    commands.load()
+    config = load_config({"TFDESK_HOME": str(home)})
+    services = Services(config)
+    server = WebServer(config, services, host="127.0.0.1", port=0, env={}).start()
+    yield {"server": server, "services": services, "ids": ids, "url": server.url.rstrip("/"),
+           "home": home}
+    server.stop()
+    services.close()
+
+
+def _client(site, actor=None) -> httpx.Client:
+    c = httpx.Client(base_url=site["url"], timeout=20)
+    if actor is not None:
+        token = Sessions(site["services"].catalog, site["server"].settings).open(actor)
+        c.cookies.set("tfdesk_session", token)
+    return c
+
+
+def test_pages_need_a_sign_in(site):
+    with _client(site) as c:
+        for path in ("/runs", f"/runs/{site['ids']['runs']['best']}", "/models", "/compare"):
+            r = c.get(path)
+            assert r.status_code == 303 and r.headers["location"].startswith("/login?next=")
+
+
+def test_the_operator_link_works_once(site):
+    link = Sessions(site["services"].catalog, site["server"].settings).login_link(OPERATOR)
+    assert link.startswith(site["url"] + "/login/once?token=")
+    with _client(site) as c:
+        r = c.get(link, follow_redirects=True)
+        assert r.status_code == 200 and "signed in as" in r.text and "(admin)" in r.text
+    with _client(site) as c:
+        r = c.get(link)
+        assert r.status_code == 400 and "used already" in r.text
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=300), st.text(st.sampled_from(COOKIE_CHARS), min_size=1, max_size=300))
+def test_no_made_up_token_signs_in(site, token, cookie):
+    with _client(site) as c:
+        r = c.get("/login/once", params={"token": token})
+        assert r.status_code == 400 and "tfdesk_session" not in r.headers.get("set-cookie", "")
+        c.cookies.set("tfdesk_session", cookie)
+        assert c.get("/runs").status_code == 303
+
+
+def test_sign_in_with_slack_over_http(site, oidc):
+    oidc.spoil = None
+    with _client(site) as c:
+        r = c.get("/login/slack", params={"next": "/models"}, follow_redirects=True)
+        assert r.status_code == 200 and str(r.url).endswith("/models")
+        assert '<b id="who">Ana</b>' in r.text and "(admin)" not in r.text
+    assert oidc.token_calls[-1]["redirect_uri"] == site["url"] + "/auth/slack/callback"
+
+
+@pytest.mark.parametrize("spoil, says", [
+    ("bad-signature", "did not check out"), ("audience", "did not check out"),
+    ("issuer", "did not check out"), ("expired", "did not check out"),
+    ("nonce", "not for this sign-in"), ("team", "another Slack workspace")])
+def test_a_wrong_identity_token_is_refused(site, oidc, spoil, says):
+    oidc.spoil = spoil
+    try:
+        with _client(site) as c:
+            r = c.get("/login/slack", follow_redirects=True)
+            assert r.status_code == 400 and says in r.text
+            assert "tfdesk_session" not in c.cookies
+    finally:
+        oidc.spoil = None
+
+
+def test_a_callback_not_started_here_is_refused(site):
+    with _client(site) as c:
+        r = c.get("/auth/slack/callback", params={"code": "x", "state": "forged"})
+        assert r.status_code == 400 and "not started here" in r.text
+        r = c.get("/login/slack", params={"next": "//evil.example/"}, follow_redirects=False)
+        state = re.search(r"state=([^&]+)", r.headers["location"]).group(1)
+        assert "evil" not in r.headers["location"] and state
+
+
+def test_every_page_and_chart_renders(site):
+    ids = site["ids"]
+    best, other = ids["runs"]["best"], ids["runs"]["other"]
+    pages = ["/runs", f"/runs/{best}", f"/compare?run={best}&run={other}", "/models",
+             f"/models/{ids['onnx']}", "/datasets", "/projects", "/projects/vision",
+             "/pipelines", f"/pipelines/{ids['pipeline']}",
+             f"/pipeline-runs/{ids['pipeline_run']}", "/runs?metric=val_accuracy>0.95"]
+    charts = [f"/runs/{best}/curves.png", f"/runs/{best}/curves.png?by=step",
+              f"/compare.png?run={best}&run={other}", f"/models/{ids['onnx']}/benchmark.png",
+              f"/pipelines/{ids['pipeline']}/graph.png",
+              f"/pipeline-runs/{ids['pipeline_run']}/graph.png"]
+    with _client(site, OPERATOR) as c:
+        for p in pages:
+            r = c.get(p)
+            assert r.status_code == 200, (p, r.text[:500])
+            assert "script-src" not in r.text and "default-src 'none'" in \
+                r.headers["content-security-policy"]
+        for p in charts:
+            r = c.get(p)
+            assert r.status_code == 200 and r.content[:4] == b"\x89PNG", p
+        assert c.get("/runs?metric=val_accuracy>0.95").text.count('data-run="') == 1
+        r = c.get("/runs?metric=val_accuracy>high")
+        assert r.status_code == 200 and "compares numbers" in r.text
+        assert c.get("/runs/j-nothere").status_code == 400
+        assert c.get("/models/nothere:9").status_code == 404
+
+
+def test_a_member_sees_what_read_allows(site):
+    ids = site["ids"]
+    with _client(site, member("U0OTHER")) as c:
+        r = c.get(f"/runs/{ids['runs']['best']}")
+        assert r.status_code == 200
+        assert 'id="log-hidden"' in r.text and 'id="log"' not in r.text
+        assert str(site["home"]) not in r.text  # no server paths
+        r = c.get(f"/pipeline-runs/{ids['pipeline_run']}")
+        assert "/srv/models" not in r.text and "a path on the tfdesk machine" in r.text
+    with _client(site, member("ana")) as c:
+        r = c.get(f"/runs/{ids['runs']['best']}")
+        assert 'id="log"' in r.text  # the owner sees the log
+    with _client(site, member("U0BOSS", "admin")) as c:
+        assert 'id="log"' in c.get(f"/runs/{ids['runs']['bo']}").text
+
+
+@pytest.mark.parametrize("toml, says", [
+    ('[web]\nport = "eighty"', "[web] port must be a number"),
+    ("[web]\nport = 70000", "[web] port must be from 1 to 65535"),
+    ('[web]\nbind = "example.com"', "[web] bind must be an IP address"),
+    ('[web]\nclient_id = "1"', "client_id and client_secret go together"),
+    ('[web]\nurl = "ftp://x/"', "[web] url must be an http(s) URL"),
+    ("[web]\nsession_hours = 0", "[web] session_hours must be more than 0"),
+    ('[web]\nserve = "yes"', "[web] serve must be true or false"),
+])
+def test_bad_web_settings_are_named(tmp_path, toml, says):
+    (tmp_path / "tfdesk.toml").write_text(toml + "\n")
+    with pytest.raises(WebConfigError) as exc:
+        load(load_config({"TFDESK_HOME": str(tmp_path)}), {})
+    assert says in str(exc.value)
+
+
+def test_default_bind_is_loopback(tmp_path):
+    s = load(load_config({"TFDESK_HOME": str(tmp_path)}), {})
+    assert (s.bind, s.port, s.base_url) == ("127.0.0.1", 8765, "http://127.0.0.1:8765/")
