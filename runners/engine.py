@@ -46,6 +46,7 @@ class EngineConfig:
     schedule_s: float = 0.5         # how often the scheduler looks for new and ended work
     lease_s: float = 3.0            # a scheduler silent this long is gone; another takes over
     job_user: str | None = None     # [runner] user: who local jobs run as (None: tfdesk-job as root)
+    runner: dict[str, Any] = field(default_factory=dict)  # [runner]: sandbox, limits, network
     # The catalog's environments as plain dicts (runners/runtimes.py); None: every job runs
     # with runner_python and no runtime is chosen.
     environments: Callable[[], list[dict[str, Any]]] | None = None
@@ -62,8 +63,7 @@ class Engine(Observing):
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.env = RunnerEnv(Path(config.runner_python))
         self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user,
-                                  poll_s=config.poll_s,
-                                  reach=(config.runner_python, self.jobs_dir))
+                                  poll_s=config.poll_s, settings=config.runner)
         self._backends: dict[str, Any] = {"local": self.local}
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)

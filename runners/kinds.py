@@ -40,8 +40,11 @@ class Proc:
 @dataclass
 class LocalPlan:
     """Processes to start together in one process group; with more than one, each output line
-    is prefixed with the process's rank (``[0] ...``) and any failure stops the others."""
+    is prefixed with the process's rank (``[0] ...``) and any failure stops the others.
+    ``code``: folders of tfdesk's own code the processes import, mounted read-only in the
+    job's sandbox (the runtime of ``argv[0]`` is found by the sandbox itself)."""
     procs: list[Proc]
+    code: list[Path] = field(default_factory=list)
 
 
 @dataclass

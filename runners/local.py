@@ -1,7 +1,11 @@
-"""The local backend: each job runs under its own supervisor process (see supervise.py) in its
-own process group and working directory; tfdesk follows the log and the exit record. The
-supervisor starts with a clean environment and, when tfdesk is root, as the job user
-(see isolation.py)."""
+"""The local backend: each job runs in its sandbox (sandbox.py) under its own supervisor
+(supervise.py), a process of tfdesk's user in its own process group; tfdesk follows the log and
+the exit record the supervisor writes in the job's record folder, outside the job folder.
+
+tfdesk writes into a job folder only before the job starts (its script, inputs), then hands it
+to the job user; after the job ended it reads from it without following links. Its own files
+about a job (plan, log, exit record, charts) live in the record folder, which no job can see.
+No sandbox, no local job: unless the operator sets ``[runner] unsandboxed = true``."""
 from __future__ import annotations
 
 import json
@@ -16,25 +20,33 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runners import isolation
+from runners import isolation, sandbox
 from runners.backends import Observation
 from runners.kinds import LocalPlan
-from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED
+from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, JobError
 
 log = logging.getLogger(__name__)
 
 SUPERVISOR = Path(__file__).with_name("supervise.py")
+LAUNCHER = Path(__file__).with_name("launch.py")
 LOG_NAME = "job.log"
-META_DIR = ".tfdesk"
-# The supervisor needs only the standard library: tfdesk's own interpreter, or a system one
-# when tfdesk's is out of the job user's reach.
-SUPERVISOR_PYTHONS = (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3")
+RECORDS = ".records"  # beside the job folders: <jobs>/.records/<job id>/
+INSIDE = "/run/tfdesk"  # where the launcher and its plan appear in the sandbox
 ERROR_LINE = re.compile(r"^(?:\[\d+(?:,\d+)?\](?:<std\w+>)?:?\s?)?(\w+(?:Error|Exception|Exit)\b.*)$")
+SIGNALS = {signal.SIGXCPU: "its CPU time limit", signal.SIGXFSZ: "its file size limit",
+           signal.SIGKILL: "SIGKILL"}
+
+
+def records(workdir: Path) -> Path:
+    """tfdesk's own folder about a job: outside the job folder, never mounted in a sandbox."""
+    workdir = Path(workdir)
+    return workdir.parent / RECORDS / workdir.name
 
 
 def paths(workdir: Path) -> dict[str, Path]:
-    meta = Path(workdir) / META_DIR
-    return {"log": Path(workdir) / LOG_NAME, "exit": meta / "exit.json", "plan": meta / "plan.json"}
+    rec = records(workdir)
+    return {"records": rec, "log": rec / LOG_NAME, "exit": rec / "exit.json",
+            "plan": rec / "plan.json", "procs": rec / "procs.json"}
 
 
 def proc_start_time(pid: int) -> int | None:
@@ -57,7 +69,7 @@ def pid_alive(pid: int | None, pid_start: int | None) -> bool:
     return start is not None and start == (pid_start if pid_start is not None else start)
 
 
-# The user notes already said in this process (see LocalBackend.note_user).
+# The notes already said in this process (see LocalBackend.note_user).
 _NOTED: set[str] = set()
 
 
@@ -66,53 +78,51 @@ class LocalBackend:
     reattach_note = None
 
     def __init__(self, grace_s: float = 10.0, user: str | None = None, poll_s: float = 0.2,
-                 reach: tuple[Path, Path] | None = None):
-        """``user``: the ``[runner] user`` setting (None: ``tfdesk-job`` when root).
-        ``reach``: (runner Python, jobs folder), checked now so that the start-up message
-        says what will really happen."""
+                 settings: dict[str, Any] | None = None):
+        """``user``: the ``[runner] user`` setting (None: ``tfdesk-job`` when root);
+        ``settings``: the ``[runner]`` section (``unsandboxed``, ``network``, ``limits``,
+        ``bwrap``)."""
+        settings = dict(settings or {})
         self.grace_s = grace_s
         self.poll_s = poll_s  # how often a running job's log and exit record are read
         self._children: dict[str, subprocess.Popen] = {}
-        self.user, self.user_note = isolation.resolve_user(user)
-        self.user_reachable = self.user is not None
-        if self.user is not None and reach is not None:
-            python, jobs_dir = reach
-            missing = isolation.unreachable(self.user, [str(python)], Path(jobs_dir))
-            if missing:
-                self.user_reachable = False
-                self.user_note += (f", but {missing} is out of that user's reach, so local jobs "
-                                   f"run as {isolation.pwd.getpwuid(os.geteuid()).pw_name} "
-                                   "until it is readable by it (see site_docs/admin/security.md)")
-        self._warned: set[str] = set()
+        self.limits = sandbox.Limits.from_settings(settings.get("limits"))
+        self.unsandboxed = bool(settings.get("unsandboxed", False))
+        network = str(settings.get("network", "none"))
+        if network not in sandbox.NETWORKS:
+            raise JobError(f"[runner] network must be one of {', '.join(sandbox.NETWORKS)}, "
+                           f"not {network!r}")
+        self.user, why_user = isolation.resolve_user(user)
+        self.sandbox: sandbox.Sandbox | None = None
+        self.refusal: str | None = None  # why local jobs are refused (None: they run)
+        try:
+            box = sandbox.Sandbox(sandbox.identity(self.user), self.limits, network,
+                                  str(settings.get("bwrap") or sandbox.BWRAP))
+            problem = sandbox.probe(box)
+        except JobError as exc:
+            box, problem = None, f"{why_user}: {exc}"
+        me = isolation.pwd.getpwuid(os.geteuid()).pw_name
+        if problem is None:
+            self.sandbox = box
+            self.user_note = (f"local jobs run in a bubblewrap sandbox as {box.identity.name} "
+                              f"(uid {box.identity.uid}), network {network}")
+        elif self.unsandboxed:
+            self.user_note = (f"local jobs run UNSANDBOXED as {me} ([runner] unsandboxed = "
+                              f"true): a job can read and change everything {me} can "
+                              f"(the sandbox is unavailable: {problem})")
+        else:
+            self.refusal = (f"local jobs are refused: no sandbox can be built here ({problem}); "
+                            "fix that, send jobs to Kubernetes, or accept running them "
+                            "unsandboxed with [runner] unsandboxed = true")
+            self.user_note = self.refusal
 
     def note_user(self) -> None:
-        """Say who local jobs run as, once per process: where jobs are really started (a
+        """Say how local jobs run, once per process: where jobs are really started (a
         long-running engine, the first job launched), not on every read-only command."""
         if self.user_note in _NOTED:
             return
         _NOTED.add(self.user_note)
-        (log.info if self.user_reachable else log.warning)("%s", self.user_note)
-
-    def _run_as(self, plan: LocalPlan, workdir: Path) -> tuple[isolation.JobUser | None, str]:
-        """The user this job runs as and the supervisor's interpreter: the job user when every
-        program of the plan and the folder are within its reach, else tfdesk's own user
-        (said in the log, once per cause)."""
-        if self.user is None:
-            return None, sys.executable
-        programs = sorted({str(pr.argv[0]) for pr in plan.procs})
-        missing = isolation.unreachable(self.user, programs, workdir)
-        supervisor = next((py for py in SUPERVISOR_PYTHONS if os.path.exists(py) and not
-                           isolation.unreachable(self.user, [py], workdir)), None)
-        if missing or supervisor is None:
-            why = missing or "no Python for the supervisor"
-            if why not in self._warned:
-                self._warned.add(why)
-                log.warning("a local job runs as %s, not %s: %s is out of that user's reach "
-                            "(make it and its parent folders readable by %s)",
-                            isolation.pwd.getpwuid(os.geteuid()).pw_name, self.user.name, why,
-                            self.user.name)
-            return None, sys.executable
-        return self.user, supervisor
+        (log.info if self.sandbox is not None else log.warning)("%s", self.user_note)
 
     # -- the backend interface (runners/backends.py) ----------------------------------------
     @staticmethod
@@ -122,11 +132,14 @@ class LocalBackend:
                 "text": "\n".join(shlex.join(str(a) for a in p.argv) for p in procs)}
 
     def accepts(self, kind) -> None:
-        return None
+        if self.refusal:
+            raise JobError(self.refusal)
 
     def start(self, job, kind, env) -> tuple[dict[str, Any], list]:
+        self.accepts(kind)
         plan = kind.local_plan(job.spec, Path(job.workdir), env)
-        return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout")), []
+        return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout"),
+                           env.runner_python), []
 
     def observe(self, job) -> Observation:
         """The exit record (read before the log, so the log is then complete), else whether
@@ -142,19 +155,9 @@ class LocalBackend:
                     "record: tfdesk or the machine stopped while it ran"))
         if record is None:
             return Observation(log=log_path)
-        rc, why = record.get("returncode"), record.get("reason")
-        if why == "cancelled":
-            state, reason = CANCELLED, "cancelled by request"
-        elif why == "timeout":
-            state, reason = FAILED, f"timed out after {job.spec.get('timeout'):g}s (wall clock)"
-        elif rc == 0:
-            state, reason = SUCCEEDED, ""
-        else:
-            last = last_error(log_path)
-            prefix = "a worker failed" if why == "worker-failed" else f"exit status {rc}"
-            state, reason = FAILED, prefix + (f": {last}" if last else "")
+        state, reason = ending(record, job.spec.get("timeout"), self.limits, log_path)
         return Observation(ended=True, state=state, reason=reason, log=log_path, collect=True,
-                           data={"returncode": rc})
+                           data={"returncode": record.get("returncode")})
 
     def follow(self, job, closed, report) -> None:
         while not closed.is_set():
@@ -163,34 +166,60 @@ class LocalBackend:
             self.wait_a_little(job.id, self.poll_s)
 
     def cancel(self, job) -> None:
-        """SIGTERM to the supervisor's group; the supervisor stops every descendant and, after
-        its grace period, kills them. Its exit record then says how it ended."""
+        """SIGTERM to the supervisor; it stops the job's processes and, after its grace
+        period, kills the sandbox. Its exit record then says how it ended."""
         self.signal(job.handle, signal.SIGTERM)
 
     def delete(self, job) -> None:
-        self.signal(job.handle, signal.SIGKILL)
+        self.signal(job.handle, signal.SIGKILL)  # bubblewrap dies with its parent
 
     # -- processes ---------------------------------------------------------------------------
-    def launch(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None) -> dict[str, Any]:
+    def command(self, workdir: Path, plan: LocalPlan, python: Path) -> tuple[list[str], dict]:
+        """The supervisor's one command (the sandbox around the job's processes) and its
+        environment."""
         p = paths(workdir)
-        p["plan"].parent.mkdir(parents=True, exist_ok=True)
+        several = len(plan.procs) > 1
+        if several:
+            p["procs"].write_text(json.dumps({
+                "grace": self.grace_s,
+                "procs": [{"argv": [str(a) for a in pr.argv], "env": pr.env} for pr in plan.procs]}))
+            inner = [str(python), "-I", "-S"]
+            launch = {f"{INSIDE}/launch.py": LAUNCHER, f"{INSIDE}/procs.json": p["procs"]}
+            argv, env = inner + [f"{INSIDE}/launch.py", f"{INSIDE}/procs.json"], \
+                isolation.job_env(workdir)
+        else:
+            argv, env, launch = [str(a) for a in plan.procs[0].argv], plan.procs[0].env, {}
+        if self.sandbox is None:  # the operator opted in to unsandboxed jobs
+            if several:
+                argv[-2:] = [str(LAUNCHER), str(p["procs"])]
+            return argv, env
+        programs = sorted({str(pr.argv[0]) for pr in plan.procs} | {str(python)})
+        return self.sandbox.wrap(workdir, programs, plan.code, launch) + argv, env
+
+    def launch(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None,
+               python: Path | None = None) -> dict[str, Any]:
+        if self.refusal:
+            raise JobError(self.refusal)
+        p = paths(workdir)
+        p["records"].parent.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(p["records"].parent, 0o700)
+        p["records"].mkdir(mode=0o700)
         p["log"].touch()
+        command, env = self.command(workdir, plan, Path(python or sys.executable))
+        limits = self.limits
         p["plan"].write_text(json.dumps({
-            "procs": [{"argv": [str(a) for a in pr.argv], "env": pr.env, "name": pr.name}
-                      for pr in plan.procs],
-            "cwd": str(workdir), "log": str(p["log"]), "exit": str(p["exit"]),
-            "timeout": timeout, "grace": self.grace_s}))
+            "command": command, "env": env, "workdir": str(workdir), "log": str(p["log"]),
+            "exit": str(p["exit"]), "timeout": timeout, "grace": self.grace_s,
+            "rlimits": limits.rlimits(), "disk": limits.disk, "disk_reserve": limits.disk_reserve,
+            "output_head": limits.output_head, "output_tail": limits.output_tail}))
         self.note_user()
-        user, python = self._run_as(plan, workdir)
-        as_user: dict[str, Any] = {}
-        if user is not None:
-            isolation.hand_over(workdir, user, (LOG_NAME, META_DIR))
-            as_user = {"user": user.uid, "group": user.gid, "extra_groups": [], "umask": 0o007}
-        proc = subprocess.Popen([python, str(SUPERVISOR), str(p["plan"])], cwd=workdir,
-                                env=isolation.clean_env(Path(workdir)),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=open(p["plan"].parent / "supervisor.err", "wb"),
-                                process_group=0, close_fds=True, **as_user)
+        if self.sandbox is not None:
+            self.sandbox.hand_over(workdir)
+        with open(p["records"] / "supervisor.err", "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-I", str(SUPERVISOR), str(p["plan"])],
+                                    cwd=p["records"], env=isolation.job_env(p["records"]),
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=err, process_group=0, close_fds=True)
         self._children[job_id] = proc
         return {"pid": proc.pid, "pgid": proc.pid, "pid_start": proc_start_time(proc.pid),
                 "host": os.uname().nodename}
@@ -199,9 +228,8 @@ class LocalBackend:
         return pid_alive(handle.get("pid"), handle.get("pid_start"))
 
     def exit_record(self, workdir: Path) -> dict[str, Any] | None:
-        try:  # written by the job's user: never followed through a link it planted
-            fd = os.open(paths(workdir)["exit"], os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as f:
+        try:
+            with open(paths(workdir)["exit"], "rb") as f:
                 return json.loads(f.read(65536))
         except (OSError, ValueError):
             return None
@@ -219,7 +247,7 @@ class LocalBackend:
             pass
 
     def signal(self, handle: dict[str, Any], sig: int) -> bool:
-        """Signal the job's process group; False when it was already gone."""
+        """Signal the supervisor's process group; False when it was already gone."""
         if not self.alive(handle):
             return False
         try:
@@ -227,6 +255,28 @@ class LocalBackend:
         except ProcessLookupError:
             return False
         return True
+
+
+def ending(record: dict[str, Any], timeout, limits: "sandbox.Limits", log_path: Path
+           ) -> tuple[str, str]:
+    """(state, reason) from the supervisor's exit record."""
+    rc, why = record.get("returncode"), record.get("reason")
+    if why == "cancelled":
+        return CANCELLED, "cancelled by request"
+    if why == "timeout":
+        return FAILED, f"timed out after {timeout:g}s (wall clock)"
+    if why == "disk":
+        return FAILED, f"stopped: its folder passed the disk limit of {limits.disk} bytes"
+    if why == "disk-full":
+        return FAILED, (f"stopped: it left less than {limits.disk_reserve} bytes free on the "
+                        "disk of its folder")
+    if rc == 0:
+        return SUCCEEDED, ""
+    prefix = f"exit status {rc}"
+    if isinstance(rc, int) and rc > 128 and rc - 128 in SIGNALS:
+        prefix += f" (killed: {SIGNALS[rc - 128]})"
+    last = last_error(log_path)
+    return FAILED, prefix + (f": {last}" if last else "")
 
 
 def last_error(log_path: Path) -> str:
@@ -243,48 +293,5 @@ def last_error(log_path: Path) -> str:
     return tail[-1].strip()[:300] if tail else ""
 
 
-def collect_artifacts(workdir: Path) -> list[dict[str, Any]]:
-    """Everything the job wrote in its working directory, a SavedModel directory as one entry."""
-    workdir = Path(workdir)
-    out: list[dict[str, Any]] = []
-    skip = {LOG_NAME, META_DIR}
-    stack = [workdir]
-    while stack:
-        d = stack.pop()
-        for entry in sorted(d.iterdir()):
-            rel = entry.relative_to(workdir)
-            if rel.parts[0] in skip or (d == workdir and entry.name.startswith("script")):
-                continue
-            if entry.name.startswith("."):  # tools' caches and settings (.horovod, .keras)
-                continue
-            if entry.is_symlink():  # the job's links may point at anything of tfdesk's
-                continue
-            if entry.is_dir():
-                if (entry / "saved_model.pb").exists():
-                    size = sum(f.lstat().st_size for f in entry.rglob("*")
-                               if f.is_file() and not f.is_symlink())
-                    out.append({"path": str(rel), "size": size, "kind": "saved_model"})
-                else:
-                    stack.append(entry)
-            elif entry.is_file():
-                out.append({"path": str(rel), "size": entry.stat().st_size, "kind": _kind(entry)})
-    return sorted(out, key=lambda a: a["path"])
-
-
-ARTIFACT_KINDS = [  # (suffixes or name parts, kind), first match wins
-    ((".keras", ".h5"), "model"),
-    ((".index", ".ckpt", "checkpoint"), "checkpoint"),
-    ((".csv", ".json"), "metrics"),
-    ((".onnx", ".plan", ".engine"), "model"),
-    ((".png", ".svg"), "chart"),
-]
-
-
-def _kind(path: Path) -> str:
-    name = path.name
-    for marks, kind in ARTIFACT_KINDS:
-        if any(name.endswith(m) or m in name.split(".data-")[0] for m in marks):
-            return kind
-    if ".data-" in name:
-        return "checkpoint"
-    return "file"
+# What tfdesk reads from a job folder, without following links (runners/jobfiles.py).
+from runners.jobfiles import collect_artifacts  # noqa: E402,F401

@@ -1,28 +1,32 @@
 """The supervisor of one local job: a small stdlib-only process that outlives tfdesk.
 
-tfdesk starts it as the leader of a new process group. It starts the job's processes, writes
-their output to the job's log (prefixed with the rank when there are several), enforces the
-wall-clock timeout, turns SIGTERM (cancel) into a clean stop of every descendant, and records
-how the job ended in ``exit.json``. Because it records the end itself, a tfdesk restart loses
-nothing: the next tfdesk reads ``exit.json``, or sees that the supervisor is gone without one.
+tfdesk starts it, as tfdesk's own user, as the leader of a new process group, with the job's
+record folder (outside the job folder, out of the job's sight) as its working place. It starts
+the job's command (the sandbox around the job's processes, see sandbox.py) with the job's
+rlimits, writes the job's output to the log with a cap (the head and the tail are kept, and
+the log says what was dropped), stops the job when it runs past its wall clock or fills its
+folder past the disk limit, turns SIGTERM (cancel) into a clean stop (SIGTERM to the job's
+processes, SIGKILL after the grace period), and records how the job ended in ``exit.json``.
+Because it records the end itself, a tfdesk restart loses nothing.
 
 Usage: python supervise.py PLAN.json
 """
-import ctypes
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
 import threading
 import time
 
-PR_SET_CHILD_SUBREAPER = 36
+CHUNK = 65536
+DISK_EVERY_S = 0.5
 
 
 def descendants(root):
-    """Every process below ``root`` (Linux /proc), so nothing escapes a cancel or a timeout,
-    even processes that started their own session (horovodrun does)."""
+    """(pid, comm) of every process below ``root`` (Linux /proc, the host's view, so it
+    reaches into the sandbox's PID namespace)."""
     children = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -32,31 +36,112 @@ def descendants(root):
                 stat = f.read()
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
+        head, _, rest = stat.rpartition(")")
+        comm = head.partition("(")[2]
+        children.setdefault(int(rest.split()[1]), []).append((int(entry), comm))
     out, todo = [], [root]
     while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
+        for pid, comm in children.get(todo.pop(), []):
+            out.append((pid, comm))
+            todo.append(pid)
     return out
 
 
-def signal_all(sig):
-    for pid in descendants(os.getpid()):
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
+def signal_job(sig, keep=("bwrap",)):
+    """Signal the job's processes; bubblewrap itself is spared (it would take the sandbox
+    down with SIGKILL at once, leaving no grace)."""
+    for pid, comm in descendants(os.getpid()):
+        if comm not in keep:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+
+
+class CappedLog:
+    """The job's output in its log: the first ``head`` bytes as they come, then the last
+    ``tail`` bytes once the job ends, with a line saying how much was dropped between."""
+
+    def __init__(self, path, head, tail):
+        self.f = open(path, "ab", buffering=0)
+        self.head, self.tail_cap = head, tail
+        self.written, self.dropped = 0, 0
+        self.tail = bytearray()
+        self.last = b"\n"
+
+    def _put(self, data):
+        if data:
+            self.f.write(data)
+            self.last = data[-1:]
+
+    def note(self, text):
+        self._put((b"" if self.last == b"\n" else b"\n") + f"[tfdesk] {text}\n".encode())
+
+    def write(self, data):
+        if not self.head:
+            self._put(data)
+            return
+        room = self.head - self.written
+        if room > 0:
+            self._put(data[:room])
+            self.written += min(room, len(data))
+            data = data[room:]
+            if data:
+                self.note(f"the job's output passed {self.head} bytes; the rest is not written "
+                          f"as it comes, the last {self.tail_cap} bytes follow when the job ends")
+        if data:
+            self.tail += data
+            over = len(self.tail) - self.tail_cap
+            if over > 0:
+                self.dropped += over
+                del self.tail[:over]
+
+    def close(self):
+        if self.dropped or self.tail:
+            tail = bytes(self.tail)
+            if self.dropped and b"\n" in tail:  # start the tail on a whole line
+                cut = tail.index(b"\n") + 1
+                self.dropped += cut
+                tail = tail[cut:]
+            self.note(f"{self.dropped} bytes of output dropped here (output cap); the last "
+                      f"{len(tail)} bytes follow")
+            self._put(tail)
+        self.f.close()
+
+
+def folder_bytes(path):
+    """Bytes the job folder takes on disk; links are not followed."""
+    total = 0
+    for _root, _dirs, files, dir_fd in os.fwalk(path, follow_symlinks=False):
+        for name in files:
+            try:
+                total += os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+def disk_problem(plan):
+    disk, reserve, workdir = plan.get("disk"), plan.get("disk_reserve"), plan["workdir"]
+    if reserve:
+        st = os.statvfs(workdir)
+        if st.f_bavail * st.f_frsize < reserve:
+            return "disk-full"
+    if disk and folder_bytes(workdir) > disk:
+        return "disk"
+    return None
+
+
+def limiter(rlimits):
+    def apply():
+        for name, (soft, hard) in rlimits.items():
+            resource.setrlimit(getattr(resource, name), (soft, hard))
+    return apply
 
 
 def main(plan_path):
     with open(plan_path) as f:
         plan = json.load(f)
-    try:  # orphaned grandchildren come back to us instead of init, so we can always stop them
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
     stop = {"reason": None}
     stop_event = threading.Event()
 
@@ -67,53 +152,42 @@ def main(plan_path):
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    log = open(plan["log"], "ab", buffering=0)
-    lock = threading.Lock()
-    procs, pumps = [], []
-    many = len(plan["procs"]) > 1
-    for rank, p in enumerate(plan["procs"]):
-        env = dict(p["env"])
-        proc = subprocess.Popen(p["argv"], cwd=plan["cwd"], env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        procs.append(proc)
+    log = CappedLog(plan["log"], plan.get("output_head", 0), plan.get("output_tail", 0))
+    proc = subprocess.Popen(plan["command"], cwd=plan["workdir"], env=plan["env"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, process_group=0,
+                            preexec_fn=limiter(plan.get("rlimits") or {}))
 
-        def pump(proc=proc, prefix=(f"[{rank}] ".encode() if many else b"")):
-            for line in iter(proc.stdout.readline, b""):
-                with lock:
-                    log.write(prefix + line)
-        pumps.append(threading.Thread(target=pump, daemon=True))
-        pumps[-1].start()
+    def pump():
+        fd = proc.stdout.fileno()
+        while True:
+            data = os.read(fd, CHUNK)
+            if not data:
+                return
+            log.write(data)
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
 
     deadline = time.monotonic() + plan["timeout"] if plan.get("timeout") else None
-    returncode = None
-    while True:
-        codes = [p.poll() for p in procs]
-        failed = [c for c in codes if c not in (None, 0)]
-        if all(c is not None for c in codes):
-            returncode = failed[0] if failed else 0
-            break
-        if failed and stop["reason"] is None:  # one worker died: the rest would wait forever
-            stop["reason"] = "worker-failed"
-            returncode = failed[0]
-        if deadline and time.monotonic() > deadline and stop["reason"] is None:
+    next_disk = time.monotonic()
+    while proc.poll() is None:
+        now = time.monotonic()
+        if deadline and now > deadline and stop["reason"] is None:
             stop["reason"] = "timeout"
+        if now >= next_disk and stop["reason"] is None:
+            next_disk = now + DISK_EVERY_S
+            stop["reason"] = disk_problem(plan)
         if stop["reason"] is not None:
-            signal_all(signal.SIGTERM)
+            signal_job(signal.SIGTERM)
             end = time.monotonic() + plan.get("grace", 10)
-            while time.monotonic() < end and any(p.poll() is None for p in procs):
+            while time.monotonic() < end and proc.poll() is None:
                 time.sleep(0.05)
-            signal_all(signal.SIGKILL)
-            for p in procs:
-                p.wait()
-            if returncode is None:
-                returncode = next((p.returncode for p in procs if p.returncode), -15)
             break
-        stop_event.wait(0.02)
-    signal_all(signal.SIGKILL)  # stragglers that daemonised themselves
-    for t in pumps:
-        t.join(timeout=5)
-    with lock:
-        log.flush()
+        stop_event.wait(0.05)
+    signal_job(signal.SIGKILL, keep=())  # bubblewrap and anything left: the sandbox goes
+    returncode = proc.wait()
+    reader.join(timeout=5)
+    log.close()
     result = {"returncode": returncode, "reason": stop["reason"] or "exited", "ts": time.time()}
     tmp = plan["exit"] + ".tmp"
     with open(tmp, "w") as f:

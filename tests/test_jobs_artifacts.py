@@ -1,5 +1,5 @@
-"""A training job's artifacts: what it made, not the tools' caches; a model saved outside the
-job's folder is reported; a job that saved no model says so."""
+"""A training job's artifacts: what it made in its folder, not the tools' caches; a model saved
+outside the folder fails the job (its sandbox); a job that saved no model says so."""
 from __future__ import annotations
 
 import pytest
@@ -31,19 +31,24 @@ def home(tmp_path):
     return path
 
 
-def test_tool_caches_are_not_artifacts_and_a_model_saved_outside_is(home, tmp_path):
+def test_tool_caches_are_not_artifacts_and_nothing_is_saved_outside(home, tmp_path):
+    """The job folder is the only place a job may write (its sandbox): a model saved
+    elsewhere fails the job with the reason, and nothing outside is listed or made."""
+    inside = write(tmp_path / "inside.py", SAVES.format(target="model.keras"))
     outside = tmp_path / "elsewhere" / "model.keras"
     outside.parent.mkdir()
-    script = write(tmp_path / "train.py", SAVES.format(target=str(outside)))
+    escaping = write(tmp_path / "train.py", SAVES.format(target=str(outside)))
     eng = make_engine(home)
     try:
-        job = eng.wait(eng.submit("train", {"script_path": str(script)}).id, 30)
+        job = eng.wait(eng.submit("train", {"script_path": str(inside)}).id, 30)
         assert job.state == "succeeded", job.reason
         arts = {a["path"]: a for a in eng.artifacts(job.id)}
-        assert not [p for p in arts if p.startswith((".horovod", ".keras"))], arts
-        assert arts["history.csv"]["kind"] == "metrics"
-        assert arts[str(outside)]["kind"] == "model"
-        assert arts[str(outside)]["name"] == "saved_outside"
+        assert sorted(arts) == ["history.csv", "model.keras"], arts
+        assert arts["history.csv"]["kind"] == "metrics" and arts["model.keras"]["kind"] == "model"
+        job = eng.wait(eng.submit("train", {"script_path": str(escaping)}).id, 30)
+        assert job.state == "failed" and "FileNotFoundError" in job.reason, job.reason
+        assert not outside.exists()
+        assert all(not a["path"].startswith("/") for a in eng.artifacts(job.id))
     finally:
         eng.close()
 

@@ -78,20 +78,33 @@ def test_bad_input_is_refused_and_nothing_is_created(engine, tmp_path, home):
 
 
 def test_timeout_stops_the_whole_process_group(engine, tmp_path):
-    # The script starts a grandchild that would outlive a naive kill of the direct child.
-    script = write(tmp_path / "slow.py", """
+    # The script starts a grandchild that would outlive a naive kill of the direct child; it
+    # carries a marker in its command line, found in the host's /proc (the job sees its own
+    # PID namespace, so a pid it writes down means nothing here).
+    marker = f"grandchild-{os.getpid()}-{time.time_ns()}"
+    script = write(tmp_path / "slow.py", f"""
         import subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        open("child.pid", "w").write(str(child.pid))
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "{marker}"])
         print("Epoch 1/1", flush=True)
         time.sleep(60)
     """)
     job = engine.submit("train", {"script_path": str(script), "timeout": 1.5})
     job = engine.wait(job.id, timeout=30)
     assert job.state == "failed" and "timed out after 1.5s" in job.reason
-    child = int((tmp_path / "home" / "jobs" / job.id / "child.pid").read_text())
     time.sleep(0.2)
-    assert not _alive(child)
+    assert _with_marker(marker) == []
+
+
+def _with_marker(marker):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read() and _alive(int(pid)):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def _alive(pid):

@@ -15,6 +15,7 @@ import yaml
 from jobs_helpers import FAKE_KERAS, REPO, write
 from slack_stub import COMPUTE_TOML, SlackEnv, message_text
 
+from runners.local import paths
 from runners.models import QUEUED
 from runners.store import JobStore
 
@@ -39,7 +40,7 @@ def wall(call: dict) -> float:
 
 
 def exit_ts(job) -> float:
-    return json.loads((Path(job.workdir) / ".tfdesk" / "exit.json").read_text())["ts"]
+    return json.loads(paths(Path(job.workdir))["exit"].read_text())["ts"]
 
 
 def wait_until(check, what: str, timeout: float = 30):
