@@ -4,21 +4,17 @@ rights sees, every page and chart, and [web] settings refused by name."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from bot import commands
 from bot.config import load_config
 from bot.permissions import OPERATOR, member
-from bot.services import Services
 from bot.web.auth import Sessions
-from bot.web.server import WebServer
 from bot.web.settings import WebConfigError, load
-from tests.oidc_stub import CLIENT_ID, CLIENT_SECRET, TEAM, OidcStub
-from tests.web_helpers import populate
+from tests.oidc_stub import OidcStub
+from tests.web_helpers import start_site, stop_site
 
 COOKIE_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~!#$%&'*+^`|"
 
@@ -32,20 +28,9 @@ def oidc():
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, oidc):
-    home = tmp_path_factory.mktemp("webhome")
-    ids = populate(home)
-    (home / "tfdesk.toml").write_text(
-        f'[web]\nclient_id = "{CLIENT_ID}"\nclient_secret = "{CLIENT_SECRET}"\n'
-        f'oidc_url = "{oidc.base}"\nteam_id = "{TEAM}"\n'
-        f'[slack]\napi_url = "{oidc.api_url}"\nadmin_users = ["U0BOSS"]\n')
-    commands.load()
-    config = load_config({"TFDESK_HOME": str(home)})
-    services = Services(config)
-    server = WebServer(config, services, host="127.0.0.1", port=0, env={}).start()
-    yield {"server": server, "services": services, "ids": ids, "url": server.url.rstrip("/"),
-           "home": home}
-    server.stop()
-    services.close()
+    site = start_site(tmp_path_factory.mktemp("webhome"), oidc)
+    yield site
+    stop_site(site)
 
 
 def _client(site, actor=None) -> httpx.Client:
@@ -74,7 +59,7 @@ def test_the_operator_link_works_once(site):
         assert r.status_code == 400 and "used already" in r.text
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=300), st.text(st.sampled_from(COOKIE_CHARS), min_size=1, max_size=300))
 def test_no_made_up_token_signs_in(site, token, cookie):
     with _client(site) as c:

@@ -102,3 +102,29 @@ def populate(home: Path) -> dict:
     tconn.close()
     return {"runs": runs, "convert": conv.id, "keras": keras["ref"], "onnx": onnx["ref"],
             "pipeline": "mnist-flow", "pipeline_run": run_id, "t": time.time()}
+
+
+def start_site(home: Path, oidc) -> dict:
+    """:func:`populate` ``home``, then serve the web view on a free loopback port, with sign-in
+    with Slack pointed at ``oidc`` (tests/oidc_stub.py). Stop it with :func:`stop_site`."""
+    from bot import commands
+    from bot.config import load_config
+    from bot.services import Services
+    from bot.web.server import WebServer
+    from tests.oidc_stub import CLIENT_ID, CLIENT_SECRET, TEAM
+    ids = populate(home)
+    (home / "tfdesk.toml").write_text(
+        f'[web]\nclient_id = "{CLIENT_ID}"\nclient_secret = "{CLIENT_SECRET}"\n'
+        f'oidc_url = "{oidc.base}"\nteam_id = "{TEAM}"\n'
+        f'[slack]\napi_url = "{oidc.api_url}"\nadmin_users = ["U0BOSS"]\n')
+    commands.load()
+    config = load_config({"TFDESK_HOME": str(home)})
+    services = Services(config)
+    server = WebServer(config, services, host="127.0.0.1", port=0, env={}).start()
+    return {"server": server, "services": services, "ids": ids, "url": server.url.rstrip("/"),
+            "home": home}
+
+
+def stop_site(site: dict) -> None:
+    site["server"].stop()
+    site["services"].close()
