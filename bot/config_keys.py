@@ -51,6 +51,10 @@ KEYS: tuple[Key, ...] = (
     K("runner", "python", ".venv-runner/bin/python", "TFDESK_RUNNER_PYTHON", "the Keras 2 runner (TF 2.15 + Horovod)"),
     K("runner", "keras3_python", ".venv-runner-tf221/bin/python", "TFDESK_RUNNER_KERAS3_PYTHON", "the Keras 3 runner (TF 2.21)"),
     K("runner", "user", "tfdesk-job (as root)", "", "the user local jobs run as"),
+    K("runner", "unsandboxed", "false", "", "run local jobs without the sandbox (printed at start)"),
+    K("runner", "network", "none", "", "a job's network: none (its own loopback) or host"),
+    K("runner", "bwrap", "bwrap", "", "the bubblewrap program that builds job sandboxes"),
+    K("runner", "limits", "see security", "", "[runner.limits]: cpu_seconds, memory, processes, file_size, disk, output_head/tail, tmp"),
     # [jobs]
     K("jobs", "dir", "jobs", "", "where job folders are made (relative: under TFDESK_HOME)"),
     K("jobs", "local_workers", "2", "", "local jobs running at once"),

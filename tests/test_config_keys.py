@@ -18,6 +18,7 @@ READS = [
     ("bot/slack/uploads.py bot/slack/service.py", r'section\.get\("(\w+)"', "slack"),
     ("bot/runtimes.py bot/services.py", r'runner\.get\("(\w+)"', "runner"),
     ("bot/services.py bot/paths.py", r'jobs\.get\("(\w+)"', "jobs"),
+    ("runners/local.py", r'settings\.get\("(\w+)"', "runner"),
     ("runners/kubernetes/*.py runners/model_jobs.py", r'settings(?:\.get\(|\[)"(\w+)"',
      "kubernetes"),
     ("converters/model/*.py", r'settings(?:\.get\(|\[)"(\w+)"', "models"),

@@ -171,7 +171,8 @@ def _job_reply(engine, job_id, judge=False):
             d["model_note"] = missing
     files = []
     if d["metrics"] and Path(job.workdir).is_dir():
-        chart = metrics_chart(d["metrics"], Path(job.workdir) / ".tfdesk" / "metrics.png",
+        from runners.local import paths  # tfdesk's own files: the job's record folder
+        chart = metrics_chart(d["metrics"], paths(Path(job.workdir))["records"] / "metrics.png",
                               f"{job.id} {d['summary']}")
         if chart:
             files.append(chart)
@@ -186,8 +187,9 @@ def _no_model(job, artifacts) -> str:
     if any(a["kind"] in MODEL_KINDS for a in artifacts):
         return ""
     try:
-        source = (Path(job.workdir) / job.spec.get("script", "script.py")).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
+        from runners.jobfiles import read_job_text  # never through the job's links
+        source = read_job_text(job.workdir, job.spec.get("script", "script.py"))
+    except OSError:
         source = ""
     computed = [t["line"] for t in save_targets(source) if t["path"] is None]
     if computed:
