@@ -101,7 +101,10 @@ class Engine(Observing):
 
     # -- public API ------------------------------------------------------------------------------
     def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
-               reply_to: dict[str, Any] | None = None, backend: str = "local") -> Job:
+               reply_to: dict[str, Any] | None = None, backend: str = "local",
+               max_active: int | None = None, also_active: int = 0) -> Job:
+        """Queue a job; ``max_active``: the owner's limit of active jobs, enforced when the
+        job is recorded (one transaction with the count; see JobStore.create)."""
         k = get_kind(kind)
         # Fails now, clearly, when the backend is not configured or cannot run this kind.
         self.backend(backend).accepts(k)
@@ -114,7 +117,7 @@ class Engine(Observing):
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
-                                        backend, self.jobs_dir)
+                                        backend, self.jobs_dir, max_active, also_active)
             scratch.rename(job.workdir)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from core import statedb
 from runners.models import (ACTIVE, QUEUED, STARTING, TERMINAL, TRANSITIONS, Event,
-                            IllegalTransition, Job, UnknownJob)
+                            IllegalTransition, Job, JobError, UnknownJob)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -131,11 +131,25 @@ class JobStore:
 
     # -- jobs ---------------------------------------------------------------------------------
     def create(self, kind: str, spec: dict, owner: str, reply_to: dict, backend: str,
-               workdir_root: Path) -> tuple[Job, Event]:
+               workdir_root: Path, max_active: int | None = None,
+               also_active: int = 0) -> tuple[Job, Event]:
+        """Queue a job. ``max_active``: the owner's limit of active jobs (pipeline steps do
+        not count; ``also_active`` is what counts besides, e.g. pipeline runs): counted and
+        inserted in one transaction, so parallel submissions never pass it."""
         now = time.time()
         job_id = new_job_id()
         workdir = str(Path(workdir_root) / job_id)
         with self._tx() as db:
+            if max_active is not None:
+                mine = db.execute(
+                    f"SELECT count(*) FROM jobs WHERE owner = ? AND state IN "
+                    f"({','.join('?' * len(ACTIVE))}) AND "
+                    "json_extract(spec, '$.labels.pipeline_run') IS NULL",
+                    (owner, *ACTIVE)).fetchone()[0] + also_active
+                if mine >= max_active:
+                    raise JobError(f"you already have {mine} running job(s), the limit is "
+                                   f"{max_active}; wait for one to finish or cancel one "
+                                   "(`/tf jobs --mine`).")
             db.execute("INSERT INTO jobs (id, kind, spec, owner, reply_to, backend, state, created_at,"
                        " workdir) VALUES (?,?,?,?,?,?,?,?,?)",
                        (job_id, kind, json.dumps(spec), owner, json.dumps(reply_to), backend, QUEUED,

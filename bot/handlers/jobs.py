@@ -91,7 +91,9 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
         # As YAML comments, the findings leave the manifests a valid YAML stream.
         return Reply(text=_with_findings(plan["spec"], plan["text"], comment=backend != "local"),
                      data=plan)
-    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend)
+    from bot.dispatch import job_limit
+    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend,
+                        **job_limit(ctx))
     if wait:
         token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
         try:
