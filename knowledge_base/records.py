@@ -52,9 +52,16 @@ def render_signature(params: list[Param] | None) -> str | None:
     return "(" + ", ".join(parts) + ")"
 
 
+RAISES = "raises"  # Deprecation.how of a stub whose body raises on use: present but unusable
+ARGUMENT = "argument"  # Deprecation.how of arguments the code's own messages call deprecated
+
+
 @dataclass
 class Deprecation:
-    # "decorator" (deprecation.deprecated*), "endpoint" (deprecated_endpoints), "docstring".
+    # "decorator" (deprecation.deprecated*), "endpoint" (deprecated_endpoints), "docstring",
+    # "raises": present but unusable, a stub whose body raises (instructions: "ImportError: ...");
+    # "argument": args the code's warnings call deprecated / no longer supported (see
+    # extract.deprecation.argument_messages).
     how: str
     instructions: str = ""
     date: str | None = None       # the decorator's removal date, when given
@@ -70,6 +77,10 @@ class SymbolRecord:
     doc: str = ""
     deprecation: Deprecation | None = None
     line: int | None = None       # line of the definition in the defining module
+    # A TF2 class: the defining objects of the public classes it derives from, in method
+    # resolution order. Their members are listed under their own names, not again under this
+    # class; the builder adds them back as inherited members (knowledge_base.inheritance).
+    bases: list[str] | None = None
 
     @property
     def signature(self) -> str | None:
@@ -82,7 +93,7 @@ class SymbolRecord:
         return cls(name=d["name"], kind=d["kind"], object=d.get("object", ""),
                    params=[Param(**p) for p in params] if params is not None else None,
                    doc=d.get("doc", ""), deprecation=Deprecation(**dep) if dep else None,
-                   line=d.get("line"))
+                   line=d.get("line"), bases=d.get("bases"))
 
 
 @dataclass

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.errors import KBError
+from knowledge_base.records import RAISES
 
 FORMAT_VERSION = "5"  # 3: popularity and vectors; 4: MiniLM vectors; 5: two vector views
 
@@ -121,6 +122,39 @@ class KB:
             return self.versions.index(key)
         raise KBError(f"unknown release {version!r}; the KB has {self.versions[0]} to "
                       f"{self.versions[-1]}")
+
+    def keras_major(self, ord_: int) -> int | None:
+        """2 or 3: the Keras that supplied tf.keras in release ``ord_`` (None: no tf.keras)."""
+        v = self.release_rows[ord_].get("keras_version")
+        return int(v.split(".")[0]) if v and v.split(".")[0].isdigit() else None
+
+    def keras_label(self, ord_: int) -> str:
+        """'Keras 3 (3.12.4)': which Keras a tf.keras fact of release ``ord_`` is from."""
+        v = self.release_rows[ord_].get("keras_version")
+        return f"Keras {self.keras_major(ord_)} ({v})" if v else "no tf.keras"
+
+    def keras_switch(self, o1: int, o2: int) -> dict | None:
+        """The first release after ``o1`` up to ``o2`` whose tf.keras is another Keras major
+        (2.16: Keras 3), with both sides said; None when tf.keras keeps its major."""
+        lo, hi = min(o1, o2), max(o1, o2)
+        for o in range(lo + 1, hi + 1):
+            was, now = self.keras_major(o - 1), self.keras_major(o)
+            if was and now and was != now:
+                return {"release": self.versions[o], "from": self.keras_label(o - 1),
+                        "to": self.keras_label(o),
+                        "text": (f"tf.keras is {self.keras_label(o)} from TensorFlow "
+                                 f"{self.versions[o]} on ({self.keras_label(o - 1)} in "
+                                 f"{self.versions[o - 1]}): a new implementation, so members "
+                                 f"and arguments changed; Keras 2 stays available as the "
+                                 f"tf_keras package (TF_USE_LEGACY_KERAS=1)")}
+        return None
+
+    def unusable(self, sym: dict, ord_: int | None = None) -> str | None:
+        """'ImportError: ...' when ``sym`` resolves in release ``ord_`` (default: its newest)
+        but raises on use (a stub); else None."""
+        span = self.span_at(sym["id"], sym["last_ord"] if ord_ is None else ord_)
+        dep = json.loads(span["deprecation"]) if span and span["deprecation"] else {}
+        return (dep.get("instructions") or "raises on use") if dep.get("how") == RAISES else None
 
     def meta(self) -> dict:
         return {r[0]: r[1] for r in self.db.execute("SELECT key, value FROM meta")}

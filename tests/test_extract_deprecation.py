@@ -92,3 +92,51 @@ def test_docstring_markers():
     assert from_docstring("Layer.\n\nDEPRECATED: use `tf.keras.layers.Foo`.") is not None
     assert from_docstring("Computes things.\n\nNot deprecated at all.") is None
     assert from_docstring("") is None
+
+
+# -- stubs that raise, and arguments the code's messages deprecate (issue 27) ---------------
+import ast as _ast  # noqa: E402
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import strategies as _st  # noqa: E402
+
+from knowledge_base.extract.deprecation import argument_messages, stub_raise  # noqa: E402
+
+_IDENT = _st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+
+
+def _fn(src: str):
+    return _ast.parse(src).body[0]
+
+
+def test_a_body_that_raises_first_is_an_unusable_stub():
+    stub = stub_raise(_fn('def __init__(self, *a, **k):\n    """Doc."""\n    raise ImportError(\n'
+                          '        "`keras.optimizers.legacy` is not supported in Keras 3. "\n'
+                          '        "Install tf_keras.")\n'))
+    assert stub.how == "raises"
+    assert stub.instructions == ("ImportError: `keras.optimizers.legacy` is not supported in "
+                                 "Keras 3. Install tf_keras.")
+    # Abstract methods, conditional raises and ordinary bodies are not stubs.
+    assert stub_raise(_fn("def call(self):\n    raise NotImplementedError('subclass')")) is None
+    assert stub_raise(_fn("def f(x):\n    if x:\n        raise ValueError('x')")) is None
+    assert stub_raise(_fn("def f(x):\n    return x")) is None
+    assert stub_raise(None) is None
+
+
+@_given(_IDENT, _IDENT, _st.sampled_from([
+    "The `{a}` argument is deprecated, use `{b}` instead.",
+    "Argument `{a}` is deprecated. Use `{b}` instead.",
+    "`{a}` argument is deprecated. Please use `{b}`",
+    "Argument `{a}` is no longer supported and will be ignored.",
+]))
+def test_argument_messages_name_the_argument(a, b, template):
+    text = template.format(a=a, b=b)
+    dep = argument_messages([_fn(f"def f(**kwargs):\n    warnings.warn({text!r})")])
+    assert dep is not None and dep.args == [a] and dep.how == "argument"
+    assert dep.instructions == text
+
+
+@_given(_st.text(max_size=200))
+def test_argument_messages_never_fail_on_any_string(text):
+    dep = argument_messages([_fn(f"def f():\n    x = {text!r}\n    y = f'{{x}}' + {text!r}")])
+    assert dep is None or dep.args

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from ..records import Deprecation
+from ..records import ARGUMENT, RAISES, Deprecation
 
 DECORATORS = ("deprecated", "deprecated_args", "deprecated_arg_values", "deprecated_endpoints")
 
@@ -122,6 +122,58 @@ def from_docstring(doc: str) -> Deprecation | None:
                      or any(r.search(p) for r in _DOC_MARKERS)), "")
         instructions = " ".join(para.split())
     return Deprecation("docstring", instructions[:1000])
+
+
+# Keras writes argument deprecations as messages in the code, not decorators: "The `lr`
+# argument is deprecated, use `learning_rate` instead.", "Argument `input_length` is
+# deprecated. Just remove it.", "`period` argument is deprecated. Please use `save_freq`".
+_ARG_MESSAGE = re.compile(
+    r"(?:[Aa]rgument\s+`(\w+)`|`(\w+)`\s+(?:argument|arg)\b|`(\w+)`\s+is deprecated,? "
+    r"(?:please )?use\b)[^.]*?(?:\bis\s+(?:deprecated|no longer supported)|use\b)")
+
+
+def argument_messages(functions: list[ast.AST | None]) -> Deprecation | None:
+    """Arguments that ``functions`` (a function, or a class's ``__init__`` chain) say are
+    deprecated or no longer supported, with the messages as the advice."""
+    names: list[str] = []
+    texts: list[str] = []
+    for fn in functions:
+        for node in ast.walk(fn) if fn is not None else ():
+            if not isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp)):
+                continue
+            if isinstance(node, ast.Constant) and not isinstance(node.value, str):
+                continue
+            text = text_of(node) if not isinstance(node, ast.Constant) else node.value
+            m = _ARG_MESSAGE.search(text or "")
+            if not m:
+                continue
+            arg = next(g for g in m.groups() if g)
+            if arg not in names:
+                names.append(arg)
+                texts.append(" ".join(text.split()))
+    if not names:
+        return None
+    return Deprecation(ARGUMENT, " ".join(texts)[:1000], None, names)
+
+
+def stub_raise(fn: ast.AST | None) -> Deprecation | None:
+    """A stub that exists only to fail: the body (after its docstring) starts with an
+    unconditional ``raise X("...")``, as Keras 3's ``tf.keras.optimizers.legacy.*`` do
+    (``LegacyOptimizerWarning.__init__`` raises ImportError). Such a name resolves but is
+    unusable; the raised message is the advice."""
+    body = list(getattr(fn, "body", None) or [])
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return None
+    exc = body[0].exc
+    kind = call_name(exc)
+    if not kind or kind == "NotImplementedError":
+        return None  # abstract: meant to be overridden, not a removed API
+    message = " ".join((text_of(exc.args[0]) or "").split()) if (
+        isinstance(exc, ast.Call) and exc.args) else ""
+    return Deprecation(RAISES, f"{kind}: {message}".strip().rstrip(":")[:1000])
 
 
 def applies_to(dep: Deprecation, public: str) -> bool:

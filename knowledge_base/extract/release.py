@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 from ..errors import WheelError
-from ..records import (CLASS, CONSTANT, FUNCTION, MODULE, ReleaseExtract, ReleaseInfo,
-                       SymbolRecord)
+from ..records import (CLASS, CONSTANT, FUNCTION, METHOD, MODULE, PROPERTY, ReleaseExtract,
+                       ReleaseInfo, SymbolRecord)
 from ..wheels import ReleaseWheels, wheel_version
 from . import companions
 from . import deprecation as dep_rules
@@ -44,6 +44,15 @@ def allowed(public: str) -> bool:
             if not (last and _DUNDER.match(part) and part not in _PRIVATE_NAMESPACES):
                 return False
     return True
+
+
+# Instances of these classes are of a type built at run time (pybind/C) on a Python base whose
+# members they have: eager tensors are tf.Tensor instances of EagerTensor, whose Python base
+# _EagerTensorBase defines numpy(), cpu(), backing_device...
+RUNTIME_MEMBERS = {
+    "tf.Tensor": ("tensorflow.python.framework.ops", "_EagerTensorBase",
+                  "Eager tensors only (EagerTensor, what TF 2 runs by default)."),
+}
 
 
 def _guess_kind(name: str) -> str:
@@ -118,6 +127,7 @@ class _Walker:
             return
         rec = SymbolRecord(public, r.kind, r.object)
         node = r.node
+        arg_messages: list[ast.AST] = []
         if r.kind == MODULE:
             tree = self.sources.tree(r.module)
             rec.doc = (ast.get_docstring(tree) or "") if tree is not None else ""
@@ -125,7 +135,10 @@ class _Walker:
             rec.params = params_of(node)
             rec.doc = ast.get_docstring(node) or ""
             rec.line = node.lineno
-            rec.deprecation = r.deprecation or dep_rules.from_decorators(node.decorator_list, public)
+            # A stub that raises is unusable whatever else it says.
+            rec.deprecation = (dep_rules.stub_raise(node) or r.deprecation
+                               or dep_rules.from_decorators(node.decorator_list, public))
+            arg_messages = [node]
         elif r.kind == CLASS and node is None:
             pass  # a protobuf message class: built at import time, nothing to read
         elif r.kind == CLASS:
@@ -134,9 +147,11 @@ class _Walker:
             rec.doc = next((ast.get_docstring(c.node) for c in self.resolver.mro(r)
                             if ast.get_docstring(c.node)), "")  # V2 subclasses often have none
             rec.line = node.lineno
-            rec.deprecation = (r.deprecation or dep_rules.from_decorators(node.decorator_list, public)
+            rec.deprecation = (dep_rules.stub_raise(init) or r.deprecation
+                               or dep_rules.from_decorators(node.decorator_list, public)
                                or (dep_rules.from_decorators(init.decorator_list, public)
                                    if init is not None and init in node.body else None))
+            arg_messages = self._inits(r)
             self.classes.append((public, r))
         elif r.kind == CONSTANT:
             rec.line = getattr(node, "lineno", None)
@@ -144,8 +159,28 @@ class _Walker:
         if rec.deprecation is not None and not dep_rules.applies_to(rec.deprecation, public):
             rec.deprecation = None
         if rec.deprecation is None:
-            rec.deprecation = dep_rules.from_docstring(rec.doc)
+            rec.deprecation = (dep_rules.from_docstring(rec.doc)
+                               or dep_rules.argument_messages(arg_messages))
         self.records[public] = rec
+
+    def _inits(self, cls: Resolved) -> list[ast.AST]:
+        return [n for c in self.resolver.mro(cls) for n in c.node.body
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "__init__"]
+
+    def add_runtime_members(self, public_classes: set[str]) -> None:
+        """Members a class's instances have that its own source does not define (see
+        RUNTIME_MEMBERS), listed under the class with where they come from said."""
+        for public, (module, name, note) in RUNTIME_MEMBERS.items():
+            cls = self.resolver.resolve(module, name)
+            if public not in self.records or cls is None or cls.node is None:
+                continue
+            for m in members(self.resolver, cls, public_classes | {self.records[public].object}):
+                full = f"{public}.{m.name}"
+                if full in self.records or m.kind not in (METHOD, PROPERTY):
+                    continue
+                self.records[full] = SymbolRecord(
+                    full, m.kind, f"{m.owner.object}.{m.name}", params=m.params,
+                    doc=f"{note} {m.doc}".strip(), line=getattr(m.node, "lineno", None))
 
     def add_members(self) -> None:
         # Bases public only as tf.compat.v1.* get no members of their own, so what they
@@ -157,6 +192,10 @@ class _Walker:
             # A TF1 class lists what it inherits from TF2 classes too, as the v1 goldens do
             # (tf.compat.v1.Variable.assign is tf.Variable's).
             skip = set() if public.startswith("tf.compat.v1.") else public_classes
+            if skip and public in self.records and self.records[public].kind == CLASS:
+                # What members() leaves out: the builder lists these bases' members again.
+                self.records[public].bases = [
+                    c.object for c in self.resolver.mro(cls)[1:] if c.object in skip] or None
             for m in members(self.resolver, cls, skip):
                 name = f"{public}.{m.name}"
                 if name in self.records:
@@ -164,10 +203,13 @@ class _Walker:
                 dep = dep_rules.from_decorators(getattr(m.node, "decorator_list", []), name)
                 self.records[name] = SymbolRecord(
                     name, m.kind, f"{m.owner.object}.{m.name}", params=m.params, doc=m.doc,
-                    deprecation=dep or dep_rules.from_docstring(m.doc),
+                    deprecation=(dep or dep_rules.from_docstring(m.doc)
+                                 or (dep_rules.argument_messages([m.node])
+                                     if m.kind == METHOD else None)),
                     line=getattr(m.node, "lineno", None))
                 if m.nested is not None and name.count(".") < 8:
                     queue.append((name, m.nested))
+        self.add_runtime_members(public_classes)
 
 
 def _python_tag(path: Path) -> str | None:

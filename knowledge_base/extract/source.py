@@ -352,14 +352,26 @@ def _namedtuple_fields(cls: ast.ClassDef) -> list[str]:
     return []
 
 
+def _defined_names(cls: ast.ClassDef) -> set[str]:
+    names = {n.name for n in cls.body
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    names.update(t.id for n in cls.body if isinstance(n, ast.Assign)
+                 for t in n.targets if isinstance(t, ast.Name))
+    names.update(n.target.id for n in cls.body
+                 if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name))
+    return names | set(_overloaded_operators(cls)) | set(_namedtuple_fields(cls))
+
+
 def members(resolver: Resolver, cls: Resolved, public_classes: set[str]) -> list[Member]:
     """Public methods, properties, nested classes and class constants of ``cls``: its own and
     those of bases that are not public themselves (a public base documents its members under
     its own name). Operator methods (dunders) count; stubs (.pyi) give only named members."""
     chain = resolver.mro(cls)
     found: dict[str, Member] = {}
+    hidden: set[str] = set()  # defined by a public base: that base's, even if a later one has it
     for i, c in enumerate(chain):
         if i > 0 and c.object in public_classes:
+            hidden.update(_defined_names(c.node))
             continue
         stub = resolver.sources.is_stub(c.module)
         for name in _overloaded_operators(c.node):
@@ -391,7 +403,7 @@ def members(resolver: Resolver, cls: Resolved, public_classes: set[str]) -> list
                         kind = CLASS  # SaveSliceInfo = Variable.SaveSliceInfo
                     if name.startswith("__"):
                         continue  # __slots__, __array_priority__: plumbing
-            if not name or name in found or not _public_member_name(name):
+            if not name or name in found or name in hidden or not _public_member_name(name):
                 continue
             if name.startswith("__") and (stub or kind != METHOD):
                 continue
