@@ -5,6 +5,7 @@ import sys
 
 from bot.config import Config
 from bot.dispatch import run_line
+from bot.terminal import emit, make_progress_context
 
 BANNER = """tfdesk console: type a command as you would after /tf in Slack or tfdesk in a terminal.
 Try: ask pad a tensor with zeros | history tf.keras.Model.fit | diff 2.15 2.16 --module tf.keras
@@ -12,8 +13,6 @@ Try: ask pad a tensor with zeros | history tf.keras.Model.fit | diff 2.15 2.16 -
 
 
 def console_loop(config: Config, stdin=None, stdout=None, services=None) -> int:
-    from bot.cli import emit, make_progress_context
-
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     interactive = stdin.isatty()

@@ -40,37 +40,16 @@ def authorize(ctx: Context, spec: CommandSpec | None, name: str = "") -> str | N
 def running_jobs(ctx: Context, owner: str) -> int:
     """What ``owner`` has running: jobs of their own, and pipeline runs (one each, however many
     steps; a run counts between its steps too)."""
-    from bot.handlers.jobs import get_engine
-    jobs = [j for j in get_engine(ctx).list(states=list(ACTIVE), owner=owner)
-            if not (j.spec.get("labels") or {}).get("pipeline_run")]
-    return len(jobs) + running_pipeline_runs(ctx, owner)
-
-
-def running_pipeline_runs(ctx: Context, owner: str) -> int:
-    from catalog.runs import driver_alive
-    rows = ctx.services.catalog.execute(
-        "SELECT driver FROM catalog_runs WHERE owner = ? AND state IN ('queued', 'running')",
-        (owner,)).fetchall()
-    return sum(1 for r in rows if driver_alive(r[0]))
-
-
-def job_limit(ctx: Context) -> dict:
-    """The asker's limit of active jobs, for ``Engine.submit``: the job store counts and
-    records a job in one transaction, so parallel requests never pass it (authorize's count
-    above is the early answer, not the guarantee)."""
-    actor = ctx.actor
-    if actor.max_running is None:
-        return {}
     from catalog.runs import running_count
-    return {"max_active": actor.max_running,
-            "also_active": running_count(ctx.services.catalog, actor.id)}
+    jobs = [j for j in ctx.services.engine.list(states=list(ACTIVE), owner=owner)
+            if not (j.spec.get("labels") or {}).get("pipeline_run")]
+    return len(jobs) + running_count(ctx.services.catalog, owner)
 
 
 def job_owner(ctx: Context):
     def owner(job_id: str) -> str | None:
-        from bot.handlers.jobs import get_engine
         try:
-            return get_engine(ctx).get(job_id).owner
+            return ctx.services.engine.get(job_id).owner
         except Exception:  # noqa: BLE001 - an unknown job is nobody's
             return None
     return owner

@@ -6,7 +6,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import handlers  # noqa: F401  (registers every command)
 from bot.registry import COMMANDS, GROUP_HELP
 
 
@@ -78,14 +77,19 @@ def build_parser(prog: str = "tfdesk") -> argparse.ArgumentParser:
     return root
 
 
-_PARSER: argparse.ArgumentParser | None = None
+_PARSER: tuple[int, argparse.ArgumentParser] | None = None
 
 
 def parser() -> argparse.ArgumentParser:
+    """The parser of the command table as loaded at start (bot.commands.load); rebuilt only
+    when the table changed since."""
     global _PARSER
-    if _PARSER is None:
-        _PARSER = build_parser()
-    return _PARSER
+    if not COMMANDS:
+        raise RuntimeError("no commands are loaded: the process's edge calls "
+                           "bot.commands.load() once at start")
+    if _PARSER is None or _PARSER[0] != len(COMMANDS):
+        _PARSER = (len(COMMANDS), build_parser())
+    return _PARSER[1]
 
 
 def split(line: str) -> list[str]:

@@ -122,15 +122,3 @@ def markdown_table(commands) -> str:
     rows += [f"| {role} | " + ", ".join(f"`{p}`" for p in PERMISSIONS if p in grants)
              + f" | {ROLE_SOURCES[role]} |" for role, grants in ROLE_GRANTS.items()]
     return "\n".join(rows)
-
-
-def security_page_table() -> str:
-    """The table as site_docs/admin/security.md holds it."""
-    from bot.parser import parser
-    from bot.registry import COMMANDS
-    parser()  # every handler registered
-    return markdown_table(COMMANDS)
-
-
-if __name__ == "__main__":  # python -m bot.permissions: the table for the docs page
-    print(security_page_table())

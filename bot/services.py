@@ -40,7 +40,6 @@ def engine_config(config: Config):
         grace_s=float(jobs.get("grace_s", 10)),
         environments=environments_provider(config),
         job_user=config.section("runner").get("user"),
-        runner=config.section("runner"),
     )
 
 
@@ -103,7 +102,7 @@ class Services:
 
     def start_engine(self):
         """Start the engine as this process's scheduler (the Slack runtime)."""
-        from bot.handlers.pipeline_engine import reconcile_pipeline_runs
+        from bot.pipeline_engine import reconcile_pipeline_runs
         engine = self.engine
         if not engine.started:
             engine.start()
@@ -146,7 +145,7 @@ def make_engine(config: Config, start: bool = False):
     """The job engine as every face uses it: every job that succeeds registers what it
     produced in the catalog; pipeline runs a stopped tfdesk left behind are settled (and,
     with ``start``, for a long-running tfdesk, taken over)."""
-    from bot.handlers.pipeline_engine import reconcile_pipeline_runs, register_outputs_subscriber
+    from bot.pipeline_engine import reconcile_pipeline_runs, register_outputs_subscriber
     from runners.engine import Engine
     from runners.isolation import protect_files
     engine = Engine(engine_config(config))

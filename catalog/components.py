@@ -5,7 +5,7 @@ import json
 import sqlite3
 from typing import Any
 
-from catalog import entries
+from catalog import entries, lookup
 from catalog.errors import HasDependants, InvalidInput, NotFound
 from catalog.names import check_name, split_ref
 from catalog.store import now, transaction
@@ -45,19 +45,6 @@ def add(conn: sqlite3.Connection, name: str, kind: str, owner: str, params: dict
     return get(conn, f"{name}:{version}")
 
 
-def _row(conn, ref: str) -> sqlite3.Row:
-    name, version = split_ref(ref, "component")
-    if version is None:
-        row = conn.execute("SELECT * FROM catalog_components WHERE name = ? "
-                           "ORDER BY version DESC LIMIT 1", (name,)).fetchone()
-    else:
-        row = conn.execute("SELECT * FROM catalog_components WHERE name = ? AND version = ?",
-                           (name, version)).fetchone()
-    if row is None:
-        raise NotFound(f"no component {ref!r}; see 'components list'")
-    return row
-
-
 def _dicts(conn, rows):
     out = entries.to_dicts(conn, KIND, rows, json_fields=("params",))
     for d in out:
@@ -66,7 +53,7 @@ def _dicts(conn, rows):
 
 
 def get(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
-    row = _row(conn, ref)
+    row = lookup.row(conn, KIND, ref)
     d = _dicts(conn, [row])[0]
     d["used_by"] = entries.pipelines_naming(conn, KIND, row["name"])
     return d
@@ -82,7 +69,7 @@ def list_(conn: sqlite3.Connection, project=None, tag=None, owner=None, search=N
 def delete(conn: sqlite3.Connection, ref: str, force: bool = False) -> dict[str, Any]:
     name, version = split_ref(ref, "component")
     with transaction(conn):
-        rows = ([_row(conn, ref)] if version is not None else conn.execute(
+        rows = ([lookup.row(conn, KIND, ref)] if version is not None else conn.execute(
             "SELECT * FROM catalog_components WHERE name = ?", (name,)).fetchall())
         if not rows:
             raise NotFound(f"no component {ref!r}; see 'components list'")

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from catalog import entries
-from catalog.errors import Duplicate, HasDependants, InvalidInput, NotFound
+from catalog import entries, lookup
+from catalog.errors import Duplicate, HasDependants, InvalidInput
 from catalog.names import check_name
 from catalog.store import now, transaction
 
@@ -99,16 +99,8 @@ def add(conn: sqlite3.Connection, name: str, uri: str, owner: str, format: str |
     return get(conn, name)
 
 
-def _row(conn, name: str) -> sqlite3.Row:
-    check_name(name, "dataset name")
-    row = conn.execute("SELECT * FROM catalog_datasets WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise NotFound(f"no dataset named {name!r}; see 'datasets list'")
-    return row
-
-
 def get(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-    row = _row(conn, name)
+    row = lookup.row(conn, KIND, name)
     d = entries.to_dicts(conn, KIND, [row])[0]
     d["used_by"] = dependants(conn, row)
     d["models"] = [f"{r['name']}:{r['version']}" for r in conn.execute(
@@ -133,7 +125,7 @@ def dependants(conn, row) -> list[str]:
 def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str, Any]:
     """The data itself is never touched: a dataset entry only points at it."""
     with transaction(conn):
-        row = _row(conn, name)
+        row = lookup.row(conn, KIND, name)
         deps = dependants(conn, row)
         if deps and not force:
             raise HasDependants(f"dataset {row['name']!r}", deps)

@@ -161,3 +161,9 @@ def mark_use(conn: sqlite3.Connection, kind: str, item_id: int, user: str) -> No
 
 def release_uses(conn: sqlite3.Connection, user: str) -> None:
     conn.execute("DELETE FROM catalog_uses WHERE user = ?", (user,))
+
+
+def job_users(conn: sqlite3.Connection) -> list[str]:
+    """Every ``job J`` holding an entry in use (to free those whose job ended)."""
+    return [r["user"] for r in conn.execute(
+        "SELECT DISTINCT user FROM catalog_uses WHERE user LIKE 'job %'")]

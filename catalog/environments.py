@@ -10,7 +10,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from catalog import entries
+from catalog import entries, lookup
 from catalog.errors import Duplicate, HasDependants, InvalidInput, NotFound
 from catalog.names import check_name
 from catalog.store import now, transaction
@@ -149,14 +149,6 @@ def records(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     return _dicts(conn, rows)
 
 
-def _row(conn, name: str) -> sqlite3.Row:
-    check_name(name, "environment name")
-    row = conn.execute("SELECT * FROM catalog_environments WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise NotFound(f"no environment named {name!r}; see 'environments list'")
-    return row
-
-
 def _dicts(conn, rows):
     out = entries.to_dicts(conn, KIND, rows)
     for d in out:
@@ -165,7 +157,7 @@ def _dicts(conn, rows):
 
 
 def get(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-    row = _row(conn, name)
+    row = lookup.row(conn, KIND, name)
     d = _dicts(conn, [row])[0]
     d["used_by"] = dependants(conn, row)
     return d
@@ -184,7 +176,7 @@ def dependants(conn, row) -> list[str]:
 
 def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str, Any]:
     with transaction(conn):
-        row = _row(conn, name)
+        row = lookup.row(conn, KIND, name)
         deps = dependants(conn, row)
         if row["is_default"]:
             deps = deps + ["(it is the default environment; make another the default first)"]
@@ -197,7 +189,7 @@ def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str
 
 def set_default(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
     with transaction(conn):
-        row = _row(conn, name)
+        row = lookup.row(conn, KIND, name)
         conn.execute("UPDATE catalog_environments SET is_default = (id = ?)", (row["id"],))
     return get(conn, name)
 

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from catalog import entries
+from catalog import entries, lookup
 from catalog.errors import HasDependants, InvalidInput, NotFound
 from catalog.names import check_name, split_ref
 from catalog.store import now, transaction
@@ -39,7 +39,7 @@ def next_version(conn, name: str) -> int:
 
 
 def model_id(conn, ref: str) -> int:
-    return _row(conn, ref)["id"]
+    return lookup.row(conn, KIND, ref)["id"]
 
 
 def add(conn: sqlite3.Connection, name: str, owner: str, artifact_uri: str = "",
@@ -99,25 +99,6 @@ def add(conn: sqlite3.Connection, name: str, owner: str, artifact_uri: str = "",
     return get(conn, f"{name}:{version}")
 
 
-def _row(conn, ref: str) -> sqlite3.Row:
-    name, version = split_ref(ref)
-    if version is None:
-        row = conn.execute("SELECT * FROM catalog_models WHERE name = ? ORDER BY version DESC "
-                           "LIMIT 1", (name,)).fetchone()
-    else:
-        row = conn.execute("SELECT * FROM catalog_models WHERE name = ? AND version = ?",
-                           (name, version)).fetchone()
-    if row is None:
-        hint = ""
-        if version is not None:
-            versions = [r["version"] for r in conn.execute(
-                "SELECT version FROM catalog_models WHERE name = ? ORDER BY version", (name,))]
-            if versions:
-                hint = f" (versions: {', '.join(map(str, versions))})"
-        raise NotFound(f"no model {ref!r}{hint}; see 'models list'")
-    return row
-
-
 def _dicts(conn, rows) -> list[dict[str, Any]]:
     out = entries.to_dicts(conn, KIND, rows, json_fields=("validation", "benchmark"))
     ids = {r["parent_id"] for r in rows if r["parent_id"]} | {r["dataset_id"] for r in rows
@@ -139,7 +120,7 @@ def _dicts(conn, rows) -> list[dict[str, Any]]:
 
 
 def get(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
-    row = _row(conn, ref)
+    row = lookup.row(conn, KIND, ref)
     d = _dicts(conn, [row])[0]
     d["derived"] = [f"{r['name']}:{r['version']}" for r in conn.execute(
         "SELECT name, version FROM catalog_models WHERE parent_id = ? ORDER BY id", (row["id"],))]
@@ -166,7 +147,7 @@ def dependants(conn, row) -> list[str]:
 def update_results(conn: sqlite3.Connection, ref: str, validation: dict | None = None,
                    benchmark: dict | None = None) -> dict[str, Any]:
     with transaction(conn):
-        row = _row(conn, ref)
+        row = lookup.row(conn, KIND, ref)
         if validation is not None:
             conn.execute("UPDATE catalog_models SET validation = ? WHERE id = ?",
                          (json.dumps(validation), row["id"]))
@@ -202,7 +183,7 @@ def delete(conn: sqlite3.Connection, ref: str, force: bool = False,
             if not rows:
                 raise NotFound(f"no model {name!r}; see 'models list'")
         else:
-            rows = [_row(conn, ref)]
+            rows = [lookup.row(conn, KIND, ref)]
         deps = []
         for row in rows:
             deps += [d for d in dependants(conn, row) if d not in deps]

@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from catalog import components, entries
+from catalog import components, entries, lookup
 from catalog.errors import Duplicate, HasDependants, InvalidInput, NotFound
 from catalog.names import check_name, split_ref
 from catalog.pipeline_schema import PIPELINE_SCHEMA
@@ -191,16 +191,8 @@ def add(conn: sqlite3.Connection, name: str | None, text: str, owner: str,
     return get(conn, name)
 
 
-def _row(conn, name: str) -> sqlite3.Row:
-    check_name(name, "pipeline name")
-    row = conn.execute("SELECT * FROM catalog_pipelines WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise NotFound(f"no pipeline named {name!r}; see 'pipelines list'")
-    return row
-
-
 def get(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-    row = _row(conn, name)
+    row = lookup.row(conn, KIND, name)
     d = entries.to_dicts(conn, KIND, [row])[0]
     d["steps"] = [{"name": s["name"], "kind": s.get("kind"), "component": s.get("component")}
                   for s in parse(row["definition"])["steps"]]
@@ -214,7 +206,7 @@ def get(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
 
 
 def definition(conn: sqlite3.Connection, name: str) -> tuple[str, dict[str, Any]]:
-    row = _row(conn, name)
+    row = lookup.row(conn, KIND, name)
     return row["name"], parse(row["definition"])
 
 
@@ -230,7 +222,7 @@ def list_(conn: sqlite3.Connection, project=None, tag=None, owner=None, search=N
 
 def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str, Any]:
     with transaction(conn):
-        row = _row(conn, name)
+        row = lookup.row(conn, KIND, name)
         deps = [f"run {r['id']} ({r['state']})" for r in conn.execute(
             "SELECT id, state FROM catalog_runs WHERE pipeline = ? AND state IN "
             "('queued', 'running')", (row["name"],))]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from catalog import entries
-from catalog.errors import Duplicate, HasDependants, NotFound
+from catalog import entries, lookup
+from catalog.errors import Duplicate, HasDependants
 from catalog.names import check_name
 from catalog.store import now, transaction
 
@@ -29,14 +29,6 @@ def add(conn: sqlite3.Connection, name: str, owner: str, description: str = "",
     return get(conn, name)
 
 
-def _row(conn, name: str) -> sqlite3.Row:
-    check_name(name, "project name")
-    row = conn.execute("SELECT * FROM catalog_projects WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        raise NotFound(f"no project named {name!r}; see 'projects list'")
-    return row
-
-
 def members(conn: sqlite3.Connection, project_id: int) -> list[str]:
     out = []
     for table, word in MEMBER_TABLES:
@@ -48,7 +40,7 @@ def members(conn: sqlite3.Connection, project_id: int) -> list[str]:
 
 
 def get(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-    row = _row(conn, name)
+    row = lookup.row(conn, KIND, name)
     d = entries.to_dicts(conn, KIND, [row])[0]
     d["members"] = members(conn, row["id"])
     d["jobs"] = [r["job_id"] for r in conn.execute(
@@ -69,7 +61,7 @@ def list_(conn: sqlite3.Connection, tag=None, owner=None, search=None, limit=50,
 def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str, Any]:
     """Refused while anything belongs to the project; forced, the members stay but leave it."""
     with transaction(conn):
-        row = _row(conn, name)
+        row = lookup.row(conn, KIND, name)
         deps = members(conn, row["id"])
         if deps and not force:
             raise HasDependants(f"project {name!r}", deps)
@@ -85,7 +77,7 @@ def set_channel_default(conn: sqlite3.Connection, channel: str, project: str | N
         if project is None:
             conn.execute("DELETE FROM catalog_channel_projects WHERE channel = ?", (channel,))
             return
-        pid = _row(conn, project)["id"]
+        pid = lookup.row(conn, KIND, project)["id"]
         conn.execute("INSERT INTO catalog_channel_projects (channel, project_id) VALUES (?, ?) "
                      "ON CONFLICT(channel) DO UPDATE SET project_id = excluded.project_id",
                      (channel, pid))
@@ -102,4 +94,4 @@ def channel_default(conn: sqlite3.Connection, channel: str | None) -> str | None
 def add_job(conn: sqlite3.Connection, project: str, job_id: str) -> None:
     with transaction(conn):
         conn.execute("INSERT OR IGNORE INTO catalog_project_jobs VALUES (?, ?)",
-                     (_row(conn, project)["id"], job_id))
+                     (lookup.row(conn, KIND, project)["id"], job_id))

@@ -397,6 +397,14 @@ def status(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
             "steps": steps, "models": models, "resume_hint": hint}
 
 
+def running_count(conn: sqlite3.Connection, owner: str) -> int:
+    """How many of ``owner``'s runs are going: queued or running, with a live driver (one
+    each, however many steps; a run counts between its steps too)."""
+    rows = conn.execute("SELECT driver FROM catalog_runs WHERE owner = ? AND state IN (?, ?)",
+                        (owner, QUEUED, RUNNING)).fetchall()
+    return sum(1 for r in rows if driver_alive(r[0]))
+
+
 def list_runs(conn: sqlite3.Connection, pipeline: str | None = None, limit: int = 20
               ) -> list[dict[str, Any]]:
     sql = "SELECT id, pipeline, state, owner, created, finished, error FROM catalog_runs"

@@ -39,16 +39,3 @@ class Observation:
     handle: dict[str, Any] = field(default_factory=dict)  # bookkeeping to remember (phase)
     log: Path | None = None                # the job's log, to read what is new
     collect: bool = False                  # collect artifacts before finishing
-
-
-def backend_class(name: str):
-    """The backend class for ``name`` (imported when first needed)."""
-    if name == "local":
-        from runners.local import LocalBackend
-        return LocalBackend
-    if name == "kubernetes":
-        from runners.kubernetes.backend import KubernetesBackend
-        return KubernetesBackend
-    raise KeyError(name)
-
-

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from runners.backends import BACKENDS, backend_class
+from runners.backends import BACKENDS
+from runners.builtins import backend_class, load_kinds
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
@@ -46,7 +47,6 @@ class EngineConfig:
     schedule_s: float = 0.5         # how often the scheduler looks for new and ended work
     lease_s: float = 3.0            # a scheduler silent this long is gone; another takes over
     job_user: str | None = None     # [runner] user: who local jobs run as (None: tfdesk-job as root)
-    runner: dict[str, Any] = field(default_factory=dict)  # [runner]: sandbox, limits, network
     # The catalog's environments as plain dicts (runners/runtimes.py); None: every job runs
     # with runner_python and no runtime is chosen.
     environments: Callable[[], list[dict[str, Any]]] | None = None
@@ -57,13 +57,15 @@ Subscriber = Callable[[Event], None]
 
 class Engine(Observing):
     def __init__(self, config: EngineConfig):
+        load_kinds()  # the built-in job kinds, registered once
         self.config = config
         self.store = JobStore(config.state_path)
         self.jobs_dir = Path(config.jobs_dir)
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.env = RunnerEnv(Path(config.runner_python))
         self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user,
-                                  poll_s=config.poll_s, settings=config.runner)
+                                  poll_s=config.poll_s,
+                                  reach=(config.runner_python, self.jobs_dir))
         self._backends: dict[str, Any] = {"local": self.local}
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)
@@ -101,10 +103,7 @@ class Engine(Observing):
 
     # -- public API ------------------------------------------------------------------------------
     def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
-               reply_to: dict[str, Any] | None = None, backend: str = "local",
-               max_active: int | None = None, also_active: int = 0) -> Job:
-        """Queue a job; ``max_active``: the owner's limit of active jobs, enforced when the
-        job is recorded (one transaction with the count; see JobStore.create)."""
+               reply_to: dict[str, Any] | None = None, backend: str = "local") -> Job:
         k = get_kind(kind)
         # Fails now, clearly, when the backend is not configured or cannot run this kind.
         self.backend(backend).accepts(k)
@@ -117,7 +116,7 @@ class Engine(Observing):
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
-                                        backend, self.jobs_dir, max_active, also_active)
+                                        backend, self.jobs_dir)
             scratch.rename(job.workdir)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -86,16 +86,9 @@ def register_kind(kind: JobKind) -> JobKind:
 
 
 def get_kind(name: str) -> JobKind:
-    _load_builtin()
+    """A registered kind (the built-in ones are registered by runners.builtins.load_kinds,
+    which the engine calls when it is made)."""
     try:
         return KINDS[name]
     except KeyError:
         raise JobError(f"unknown job kind {name!r}; known: {', '.join(sorted(KINDS))}") from None
-
-
-def _load_builtin() -> None:
-    from runners import training  # noqa: F401  (registers "train")
-    try:  # convert-model and infer, when the model converters are installed
-        from runners import model_jobs  # noqa: F401
-    except ImportError:
-        pass

@@ -59,7 +59,7 @@ def script_needs(source: str, launcher: str, spec: dict | None = None) -> Needs:
 
 def train_launcher(spec: dict, source: str) -> str:
     """The launcher training.prepare will choose, for the needs (same rules)."""
-    from runners.training import auto_target, detect_target
+    from runners.launchers import auto_target, detect_target
     convert = spec.get("convert") or "auto"
     workers = int(spec.get("workers") or 1)
     found = detect_target(source)

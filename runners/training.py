@@ -3,53 +3,20 @@ needed, run with horovodrun (Horovod), one process per worker with TF_CONFIG (tf
 or plain python (one worker)."""
 from __future__ import annotations
 
+import os
 import re
 import socket
 from pathlib import Path
 from typing import Any
 
 from core.vocabulary import CONVERT_CHOICES, SCRIPT_TARGETS as TARGETS  # noqa: F401
-from runners.isolation import job_env
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
+from runners.launchers import auto_target, detect_target
 from runners.models import JobError
 from runners.tracking import StepReader, hook_env, install_hook, script_hash
 
-# Strategies that train on one machine in one process: a script using one is not yet
-# multi-worker (the converter makes it so, or says why not).
-SINGLE_MACHINE_STRATEGIES = ("tf.distribute.MirroredStrategy",)
 TF_PIN = re.compile(r"tensorflow(?:-cpu|-gpu)?\s*==\s*(\d+\.\d+)")
 SCRIPT = "script.py"
-
-
-def detect_target(source: str) -> str | None:
-    """How the script already distributes itself ("horovod", "tf-distribute"), or None: the
-    script converter's own analysis (calls and imports, never comments or strings)."""
-    try:
-        from converters.script.analysis import analyze
-    except ImportError:
-        raise JobError("the script converter is not installed, so tfdesk cannot tell whether "
-                       "this script is already distributed") from None
-    try:
-        a = analyze(source)
-    except SyntaxError:
-        return None  # prepare reports the syntax error
-    if a.already_distributed == "horovod":
-        return "horovod"
-    if a.already_distributed == "tf.distribute" and \
-            a.strategy_class not in SINGLE_MACHINE_STRATEGIES:
-        return "tf-distribute"
-    return None
-
-
-def auto_target(source: str) -> str:
-    """What --convert auto makes of a single-process script for several workers: Horovod,
-    unless the script uses Keras 3, whose gradients Horovod does not average; then tf.distribute."""
-    try:
-        from converters.script.analysis import analyze
-        keras = analyze(source).keras
-    except Exception:  # noqa: BLE001 - no converter or unreadable: the conversion says why
-        return "horovod"
-    return "tf-distribute" if keras == "keras3" else "horovod"
 
 
 def detect_tf_version(source: str, launcher: str) -> str | None:
@@ -154,15 +121,22 @@ def _free_ports(n: int) -> list[int]:
 
 
 def base_env(spec: dict, workdir: Path, env: RunnerEnv) -> dict[str, str]:
-    """The job's environment (runners/isolation.py job_env, the one builder) with what
-    training adds: the epochs asked for, no GPU unless asked."""
-    extra: dict[str, str] = {}
-    extra.update(hook_env(workdir))
+    """A clean environment for user code: the runner env first on PATH, nothing of tfdesk's
+    (tokens, config) leaks into it."""
+    out = {"PATH": f"{env.bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir),
+           "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TFDESK_WORKDIR": str(workdir),
+           "LANG": "C.UTF-8",
+           # Keras writes its settings under KERAS_HOME (default ~/.keras, here the job folder).
+           "KERAS_HOME": str(workdir / ".tfdesk" / "keras")}
+    out.update(hook_env(workdir))
     if spec.get("epochs"):
-        extra["TFDESK_EPOCHS"] = str(spec["epochs"])
+        out["TFDESK_EPOCHS"] = str(spec["epochs"])
     if not spec.get("gpus_per_worker"):
-        extra["CUDA_VISIBLE_DEVICES"] = ""
-    return job_env(workdir, env.runner_python, extra)
+        out["CUDA_VISIBLE_DEVICES"] = ""
+    for key in ("TMPDIR",):
+        if key in os.environ:
+            out[key] = os.environ[key]
+    return out
 
 
 def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
@@ -201,10 +175,15 @@ def _needs(spec: dict):
 
 
 def collect(workdir: Path) -> list[dict[str, Any]]:
-    """What the job wrote in its folder (the only place its sandbox may write), read without
-    following links."""
-    from runners.jobfiles import collect_artifacts
-    return collect_artifacts(workdir)
+    """What the job wrote in its folder, and the models its script saved outside it."""
+    from runners.local import collect_artifacts
+    from runners.saves import outside_models
+    arts = collect_artifacts(workdir)
+    try:
+        source = (Path(workdir) / SCRIPT).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return arts
+    return arts + outside_models(workdir, source)[0]
 
 
 TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,

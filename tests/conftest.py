@@ -1,8 +1,12 @@
 """Fixtures shared by several test modules."""
 import pytest
 
+from bot import commands
+
 from knowledge_base.qa.answers import Answers
 from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
+
+commands.load()  # the command table, filled once as a process's edge (bot.cli.main) does
 
 
 @pytest.fixture(scope="session")

@@ -118,8 +118,7 @@ def test_pipeline_trains_with_horovod_converts_to_onnx_and_registers_everything(
     assert [s["state"] for s in st["steps"]] == ["succeeded"] * 4
     assert steps["convert"]["job_id"].startswith("inline-")
 
-    from bot.handlers.jobs import get_engine
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     jobs = {name: engine.get(steps[name]["job_id"]) for name in ("train", "to-onnx", "bench")}
     # The converted script really ran under horovodrun with two workers.
     train = jobs["train"]

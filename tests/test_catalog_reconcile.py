@@ -141,9 +141,9 @@ def test_a_run_whose_tfdesk_crashed_is_followed_to_the_end(home, tmp_path):
 def test_a_long_running_tfdesk_takes_over_orphaned_runs_by_itself(home, tmp_path):
     run_id, job_id, _handle = crash_mid_step(home, tmp_path)
     (tmp_path / "gate").touch()
-    from bot.handlers.jobs import make_engine
+    from bot.services import make_engine
     config = context(home).config
-    engine = make_engine(config, follow_runs=True)
+    engine = make_engine(config, start=True)
     try:
         conn = open_db(config.state_path)
         wait_for(lambda: conn.execute("SELECT state FROM catalog_runs WHERE id = ?",
@@ -186,8 +186,7 @@ def test_deleting_a_model_a_job_reads_is_refused_until_the_job_ends(home, tmp_pa
     ctx = context(home)
     try:
         assert run(ctx, f"models add m {onnx}").ok
-        from bot.handlers.jobs import get_engine
-        engine = get_engine(ctx)
+        engine = ctx.services.engine
         # The only local slot is taken, so the reader stays queued while we try to delete.
         blocker = engine.submit("train", {"script_path": str(tmp_path / "gated.py"),
                                           "args": [str(tmp_path / "gate")]}, "ann")

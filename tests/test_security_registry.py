@@ -13,7 +13,8 @@ from bot.context import Context
 from bot.dispatch import run_line
 from bot.parser import parser
 from bot.paths import Areas, public
-from bot.permissions import PERMISSIONS, Actor, member, security_page_table
+from bot.commands import security_page_table
+from bot.permissions import PERMISSIONS, Actor, member
 from bot.registry import COMMANDS, command
 from bot.reply import Reply
 
@@ -50,7 +51,7 @@ def test_unknown_permission_cannot_be_declared():
 def test_security_page_shows_the_registry_table():
     page = (REPO / "site_docs" / "admin" / "security.md").read_text(encoding="utf-8")
     shown = page.split("<!-- permissions:begin -->\n", 1)[1].split("\n<!-- permissions:end -->")[0]
-    assert shown == security_page_table(), "regenerate it: python -m bot.permissions"
+    assert shown == security_page_table(), "regenerate it: python -m bot.commands"
 
 
 @pytest.mark.parametrize("roles,allowed", [

@@ -10,7 +10,7 @@ import time
 import pytest
 from slack_stub import COMPUTE_TOML, SlackEnv, message_text
 
-from bot.handlers.jobs import engine_config
+from bot.services import engine_config
 from runners.engine import Engine
 
 SCRIPT = '''import tensorflow as tf

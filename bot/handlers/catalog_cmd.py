@@ -356,11 +356,8 @@ def pipelines_add(ctx, name, file, replace, project, tags):
 
 
 def executor(ctx: Context):
-    """The job engine as a StepExecutor (see catalog.executor); None until it is available."""
-    try:
-        from bot.handlers.pipeline_engine import engine_executor
-    except ImportError:
-        return None
+    """The job engine as a StepExecutor (see catalog.executor)."""
+    from bot.pipeline_engine import engine_executor
     return engine_executor(ctx)
 
 
@@ -373,8 +370,6 @@ def executor(ctx: Context):
 def pipeline_run(ctx, name, from_step, param):
     from catalog import runs
     ex = executor(ctx)
-    if ex is None:
-        return Reply.error("pipelines need the job engine, which this tfdesk does not have yet")
     from catalog import pipelines
     conn = db(ctx)
     _, definition = pipelines.definition(conn, name)
@@ -396,8 +391,6 @@ def pipeline_run(ctx, name, from_step, param):
 def pipeline_follow(ctx, run):
     from catalog import runs
     ex = executor(ctx)
-    if ex is None:
-        return Reply.error("pipelines need the job engine, which this tfdesk does not have yet")
     conn = db(ctx)  # the engine, made for the executor, has settled what can be settled
     st = runs.status(conn, run)
     check_owner(ctx.actor, st["owner"], f"pipeline run {run}", "take over")

@@ -7,39 +7,25 @@ from pathlib import Path
 from bot.context import Context
 from bot.permissions import check_owner
 
-VERSIONED = ("models", "components")
-
 
 def db(ctx: Context):
     return ctx.services.catalog
 
 
-def owners(ctx: Context, kind: str, name: str) -> list[str]:
-    """Who owns the entries ``kind delete NAME`` would delete (every version of a bare name)."""
-    from catalog.names import split_ref
-    table = f"catalog_{kind}"
-    if kind in VERSIONED:
-        base, version = split_ref(name, kind[:-1])
-        sql, params = f"SELECT owner FROM {table} WHERE name = ?", [base]
-        if version is not None:
-            sql, params = sql + " AND version = ?", params + [version]
-    else:
-        sql, params = f"SELECT owner FROM {table} WHERE name = ?", [name]
-    return [r[0] for r in db(ctx).execute(sql, params)]
-
-
 def check_owners(ctx: Context, kind: str, name: str, action: str = "delete") -> None:
-    for owner in owners(ctx, kind, name):
+    """Only the owner (or an admin) deletes or replaces what ``kind delete NAME`` names."""
+    from catalog.lookup import owners
+    for owner in owners(db(ctx), kind, name):
         check_owner(ctx.actor, owner, f"{kind[:-1]} {name!r}", action)
 
 
 def first_owner(ctx: Context, kind: str, name: str) -> None:
     """A new version of NAME changes what NAME (its latest version) means to everyone using it:
     only the one who created NAME, or an admin, may add one."""
-    row = db(ctx).execute(f"SELECT owner FROM catalog_{kind} WHERE name = ? ORDER BY version "
-                          "LIMIT 1", (name,)).fetchone()
-    if row is not None:
-        check_owner(ctx.actor, row[0], f"{kind[:-1]} {name!r}", "add a version to")
+    from catalog.lookup import first_owner as creator
+    owner = creator(db(ctx), kind, name)
+    if owner is not None:
+        check_owner(ctx.actor, owner, f"{kind[:-1]} {name!r}", "add a version to")
 
 
 def model_store(ctx: Context) -> Path:

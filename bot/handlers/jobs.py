@@ -12,20 +12,6 @@ from core.vocabulary import (ACTIVE, BACKENDS, CONVERT_CHOICES, STATES,
 
 
 
-def make_engine(config, follow_runs: bool = False):
-    """The engine of ``bot.services`` (kept here for callers of the old name)."""
-    from bot.services import make_engine as make
-    return make(config, start=follow_runs)
-
-
-def engine_config(config):
-    from bot.services import engine_config as make
-    return make(config)
-
-
-def get_engine(ctx):
-    return ctx.services.engine
-
 
 def _age(ts):
     if not ts:
@@ -82,7 +68,7 @@ def _progress_subscriber(ctx, job_id):
                    "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True, permission="compute")
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
           environment, wait, dry_run):
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     spec = {"script_path": str(Path(script).expanduser().resolve()), "workers": workers,
             "gpus_per_worker": gpus_per_worker, "convert": convert, "epochs": epochs,
             "timeout": timeout, "tf_version": tf_version, "environment": environment}
@@ -91,9 +77,7 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
         # As YAML comments, the findings leave the manifests a valid YAML stream.
         return Reply(text=_with_findings(plan["spec"], plan["text"], comment=backend != "local"),
                      data=plan)
-    from bot.dispatch import job_limit
-    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend,
-                        **job_limit(ctx))
+    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend)
     if wait:
         token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
         try:
@@ -131,7 +115,7 @@ def _with_findings(spec: dict, text: str, comment: bool = False) -> str:
                arg("--all", action="store_true", help="every job, not only the last 20")],
          examples=["tfdesk jobs", "tfdesk jobs --state running --mine"], permission="read")
 def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     states = list(ACTIVE) if state == "active" else [state] if state else None
     found = engine.list(states=states, owner=ctx.owner if mine else None, limit=None if all else 20)
     rows = [_summary(engine, j) for j in found]
@@ -173,8 +157,7 @@ def _job_reply(engine, job_id, judge=False):
             d["model_note"] = missing
     files = []
     if d["metrics"] and Path(job.workdir).is_dir():
-        from runners.local import paths  # tfdesk's own files: the job's record folder
-        chart = metrics_chart(d["metrics"], paths(Path(job.workdir))["records"] / "metrics.png",
+        chart = metrics_chart(d["metrics"], Path(job.workdir) / ".tfdesk" / "metrics.png",
                               f"{job.id} {d['summary']}")
         if chart:
             files.append(chart)
@@ -189,9 +172,8 @@ def _no_model(job, artifacts) -> str:
     if any(a["kind"] in MODEL_KINDS for a in artifacts):
         return ""
     try:
-        from runners.jobfiles import read_job_text  # never through the job's links
-        source = read_job_text(job.workdir, job.spec.get("script", "script.py"))
-    except OSError:
+        source = (Path(job.workdir) / job.spec.get("script", "script.py")).read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
         source = ""
     computed = [t["line"] for t in save_targets(source) if t["path"] is None]
     if computed:
@@ -203,7 +185,7 @@ def _no_model(job, artifacts) -> str:
 @command("job", "show one job: spec, state, events, metrics, artifacts",
          args=[arg("id", help="job id, e.g. j-1a2b3c4d")], examples=["tfdesk job j-1a2b3c4d"], permission="read")
 def job(ctx, id):  # noqa: A002
-    return _job_reply(get_engine(ctx), id)
+    return _job_reply(ctx.services.engine, id)
 
 
 @command("logs", "show a job's log",
@@ -211,7 +193,7 @@ def job(ctx, id):  # noqa: A002
                arg("--follow", action="store_true", help="wait for the job to end, showing progress")],
          examples=["tfdesk logs j-1a2b3c4d --tail 50"], permission="read")
 def logs(ctx, id, tail, follow):  # noqa: A002
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     job = engine.get(id)
     # From Slack the job's own thread follows it; a request waiting here would hold one of
     # the few workers every member shares for as long as the job runs.
@@ -232,7 +214,7 @@ def logs(ctx, id, tail, follow):  # noqa: A002
 @command("cancel", "cancel a queued or running job",
          args=[arg("id", help="job id")], examples=["tfdesk cancel j-1a2b3c4d"], permission="own")
 def cancel(ctx, id):  # noqa: A002
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     check_owner(ctx.actor, engine.get(id).owner, f"job {id}", "cancel")
     job = engine.cancel(id)
     note = "" if job.state == "cancelled" else " (stopping; 'tfdesk job ID' shows when it is done)"
@@ -244,7 +226,7 @@ def cancel(ctx, id):  # noqa: A002
                arg("--force", action="store_true", help="cancel it first when it is still running")],
          examples=["tfdesk delete j-1a2b3c4d"], permission="own")
 def delete(ctx, id, force):  # noqa: A002
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     check_owner(ctx.actor, engine.get(id).owner, f"job {id}", "delete")
     engine.delete(id, force=force)
     return Reply(text=f"deleted job {id}", data={"id": id, "deleted": True})

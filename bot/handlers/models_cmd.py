@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bot.model_reply import model_reply
 from bot.registry import arg, command
 from bot.reply import Reply
 from core.vocabulary import MODEL_TARGETS
@@ -25,10 +26,9 @@ MODES = {"convert-model": "convert", "infer": "infer", "evaluate": "evaluate"}  
 def _engine(ctx):
     try:
         import runners.model_jobs  # noqa: F401
-        from bot.handlers.jobs import get_engine
     except ImportError:
         return None
-    return get_engine(ctx)
+    return ctx.services.engine
 
 
 def _runner_python(ctx) -> str:
@@ -49,10 +49,9 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
         stored = jobspec.prepare({**spec, "mode": MODES[kind]}, workdir, _runner_python(ctx),
                                  settings)
         report = jobspec.run_foreground(workdir, _runner_python(ctx), ctx.report)
-        return _reply(report, workdir, None, stored)
-    from bot.dispatch import job_limit
+        return model_reply(report, workdir, None, stored)
     job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
-                        reply_to=ctx.reply_to, backend=backend, **job_limit(ctx))
+                        reply_to=ctx.reply_to, backend=backend)
     if detach or ctx.reply_to.get("kind") == "slack":
         env = f" in {job.spec['runtime']['name']}" if job.spec.get("runtime") else ""
         return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}){env}; the report "
@@ -75,44 +74,7 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
     report = jobspec.read_report(workdir)
     if job.state == "cancelled":
         report = {"status": "failed", "error": {"error": f"job {job.id} was cancelled"}}
-    return _reply(report, workdir, job, job.spec)
-
-
-def _reply(report: dict, workdir: Path, job, spec: dict) -> Reply:
-    from converters.model.report import chart, summary
-    data = {"job": job.to_dict() if job else None, "workdir": str(workdir), **report}
-    where = f" (job {job.id})" if job else ""
-    if report.get("status") == "failed":
-        err = report.get("error", {})
-        msg = err.get("error", "the conversion failed")
-        return Reply.error(f"{spec.get('name', 'model')}: {msg}{where}", data)
-    files = []
-    png = workdir / "chart.png"
-    if not png.is_file() and report.get("benchmark"):
-        chart(report, png)  # the runner lacked matplotlib and could not hand it over
-    for name in ("chart.png", "report.json", "trt-build.yaml", "predictions.npz"):
-        if (workdir / name).is_file():
-            files.append(workdir / name)
-    text = summary(report) + f"\nreport: {workdir / 'report.json'}{where}"
-    if job is not None and job.spec.get("runtime_why"):
-        text += f"\nenvironment: {job.spec['runtime_why']}"
-    if report.get("artifacts"):
-        text += "\nartifacts: " + ", ".join(report["artifacts"])
-    ok = report.get("status") != "validation_failed"
-    if not ok:
-        val = report["validation"]
-        if val.get("int8"):   # INT8 is judged by agreement on held-out samples
-            q = val["int8"]
-            bad = [f"  {name}: INT8 agrees with TensorFlow on {row['int8']['agreement']:.1%} of "
-                   f"{q['samples']} held-out samples (needs {q['min_agreement']:.0%})"
-                   for name, row in q["outputs"].items() if not row["passed"]]
-        else:
-            bad = [f"  {name}: max abs error {o.get('max_abs_error', float('nan')):.3g}, "
-                   f"{o.get('mismatched', '?')} of {o.get('total', '?')} values outside "
-                   "tolerance" for name, o in val["outputs"].items() if not o["passed"]]
-        text = "Validation FAILED: the converted model does not match the original.\n" + \
-            "\n".join(bad) + "\n" + text
-    return Reply(text=text, data=data, files=files, ok=ok, status=0 if ok else 1)
+    return model_reply(report, workdir, job, job.spec)
 
 
 @command("convert-model", "convert a SavedModel / .keras / .h5 to ONNX, TensorRT or TF-TRT; "

@@ -79,10 +79,10 @@ def check_steps(ctx, definition: dict[str, Any], params: dict[str, Any], conn=No
 def _may_register(actor, conn, name: str) -> None:
     """``register: NAME`` adds a version of model NAME: the creator of NAME's, or an admin's."""
     from bot.permissions import check_owner
-    row = conn.execute("SELECT owner FROM catalog_models WHERE name = ? ORDER BY version LIMIT 1",
-                       (name,)).fetchone()
-    if row is not None:
-        check_owner(actor, row[0], f"model {name!r}", "add a version to")
+    from catalog.lookup import first_owner
+    owner = first_owner(conn, "model", name)
+    if owner is not None:
+        check_owner(actor, owner, f"model {name!r}", "add a version to")
 
 
 def _step(step: dict[str, Any], conn) -> tuple[str | None, dict[str, Any]]:

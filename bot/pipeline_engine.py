@@ -172,8 +172,7 @@ class EngineSteps:
 
 
 def engine_executor(ctx):
-    from bot.handlers.jobs import get_engine
-    engine = get_engine(ctx)
+    engine = ctx.services.engine
     return EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps")
 
 
@@ -193,7 +192,7 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
     catalog model marks it in use until it ends (deletes are refused meanwhile); a job that
     succeeds registers its outputs. Returns the subscription token."""
     from catalog import open_db, register_job_outputs, transaction
-    from catalog.entries import mark_use, release_uses
+    from catalog.entries import job_users, mark_use, release_uses
     conn = open_db(state_path)
     lock = threading.Lock()  # one connection, used from the event thread and at start
 
@@ -231,9 +230,7 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
     token = engine.subscribe(on_event)
     # Jobs that ended while no tfdesk ran (or before this subscription): free what they held.
     with lock:
-        stale = [r["user"] for r in conn.execute(
-            "SELECT DISTINCT user FROM catalog_uses WHERE user LIKE 'job %'")]
-        for user in stale:
+        for user in job_users(conn):
             try:
                 ended = engine.get(user[4:]).state in TERMINAL
             except Exception:  # noqa: BLE001 - the job is gone altogether
