@@ -46,6 +46,18 @@ def running_jobs(ctx: Context, owner: str) -> int:
     return len(jobs) + running_count(ctx.services.catalog, owner)
 
 
+def job_limit(ctx: Context) -> dict:
+    """The asker's limit of active jobs, for ``Engine.submit``: the job store counts and
+    records a job in one transaction, so parallel requests never pass it (authorize's count
+    above is the early answer, not the guarantee)."""
+    actor = ctx.actor
+    if actor.max_running is None:
+        return {}
+    from catalog.runs import running_count
+    return {"max_active": actor.max_running,
+            "also_active": running_count(ctx.services.catalog, actor.id)}
+
+
 def job_owner(ctx: Context):
     def owner(job_id: str) -> str | None:
         try:

@@ -40,6 +40,7 @@ def engine_config(config: Config):
         grace_s=float(jobs.get("grace_s", 10)),
         environments=environments_provider(config),
         job_user=config.section("runner").get("user"),
+        runner=config.section("runner"),
     )
 
 

@@ -47,6 +47,7 @@ class EngineConfig:
     schedule_s: float = 0.5         # how often the scheduler looks for new and ended work
     lease_s: float = 3.0            # a scheduler silent this long is gone; another takes over
     job_user: str | None = None     # [runner] user: who local jobs run as (None: tfdesk-job as root)
+    runner: dict[str, Any] = field(default_factory=dict)  # [runner]: sandbox, limits, network
     # The catalog's environments as plain dicts (runners/runtimes.py); None: every job runs
     # with runner_python and no runtime is chosen.
     environments: Callable[[], list[dict[str, Any]]] | None = None
@@ -64,8 +65,7 @@ class Engine(Observing):
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
         self.env = RunnerEnv(Path(config.runner_python))
         self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user,
-                                  poll_s=config.poll_s,
-                                  reach=(config.runner_python, self.jobs_dir))
+                                  poll_s=config.poll_s, settings=config.runner)
         self._backends: dict[str, Any] = {"local": self.local}
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)
@@ -103,7 +103,10 @@ class Engine(Observing):
 
     # -- public API ------------------------------------------------------------------------------
     def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
-               reply_to: dict[str, Any] | None = None, backend: str = "local") -> Job:
+               reply_to: dict[str, Any] | None = None, backend: str = "local",
+               max_active: int | None = None, also_active: int = 0) -> Job:
+        """Queue a job; ``max_active``: the owner's limit of active jobs, enforced when the
+        job is recorded (one transaction with the count; see JobStore.create)."""
         k = get_kind(kind)
         # Fails now, clearly, when the backend is not configured or cannot run this kind.
         self.backend(backend).accepts(k)
@@ -116,7 +119,7 @@ class Engine(Observing):
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
-                                        backend, self.jobs_dir)
+                                        backend, self.jobs_dir, max_active, also_active)
             scratch.rename(job.workdir)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)

@@ -3,13 +3,13 @@ needed, run with horovodrun (Horovod), one process per worker with TF_CONFIG (tf
 or plain python (one worker)."""
 from __future__ import annotations
 
-import os
 import re
 import socket
 from pathlib import Path
 from typing import Any
 
 from core.vocabulary import CONVERT_CHOICES, SCRIPT_TARGETS as TARGETS  # noqa: F401
+from runners.isolation import job_env
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
 from runners.launchers import auto_target, detect_target
 from runners.models import JobError
@@ -121,22 +121,15 @@ def _free_ports(n: int) -> list[int]:
 
 
 def base_env(spec: dict, workdir: Path, env: RunnerEnv) -> dict[str, str]:
-    """A clean environment for user code: the runner env first on PATH, nothing of tfdesk's
-    (tokens, config) leaks into it."""
-    out = {"PATH": f"{env.bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": str(workdir),
-           "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TFDESK_WORKDIR": str(workdir),
-           "LANG": "C.UTF-8",
-           # Keras writes its settings under KERAS_HOME (default ~/.keras, here the job folder).
-           "KERAS_HOME": str(workdir / ".tfdesk" / "keras")}
-    out.update(hook_env(workdir))
+    """The job's environment (runners/isolation.py job_env, the one builder) with what
+    training adds: the epochs asked for, no GPU unless asked."""
+    extra: dict[str, str] = {}
+    extra.update(hook_env(workdir))
     if spec.get("epochs"):
-        out["TFDESK_EPOCHS"] = str(spec["epochs"])
+        extra["TFDESK_EPOCHS"] = str(spec["epochs"])
     if not spec.get("gpus_per_worker"):
-        out["CUDA_VISIBLE_DEVICES"] = ""
-    for key in ("TMPDIR",):
-        if key in os.environ:
-            out[key] = os.environ[key]
-    return out
+        extra["CUDA_VISIBLE_DEVICES"] = ""
+    return job_env(workdir, env.runner_python, extra)
 
 
 def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
@@ -175,15 +168,10 @@ def _needs(spec: dict):
 
 
 def collect(workdir: Path) -> list[dict[str, Any]]:
-    """What the job wrote in its folder, and the models its script saved outside it."""
-    from runners.local import collect_artifacts
-    from runners.saves import outside_models
-    arts = collect_artifacts(workdir)
-    try:
-        source = (Path(workdir) / SCRIPT).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return arts
-    return arts + outside_models(workdir, source)[0]
+    """What the job wrote in its folder (the only place its sandbox may write), read without
+    following links."""
+    from runners.jobfiles import collect_artifacts
+    return collect_artifacts(workdir)
 
 
 TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,

@@ -77,7 +77,9 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
         # As YAML comments, the findings leave the manifests a valid YAML stream.
         return Reply(text=_with_findings(plan["spec"], plan["text"], comment=backend != "local"),
                      data=plan)
-    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend)
+    from bot.dispatch import job_limit
+    job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend,
+                        **job_limit(ctx))
     if wait:
         token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
         try:
@@ -157,7 +159,8 @@ def _job_reply(engine, job_id, judge=False):
             d["model_note"] = missing
     files = []
     if d["metrics"] and Path(job.workdir).is_dir():
-        chart = metrics_chart(d["metrics"], Path(job.workdir) / ".tfdesk" / "metrics.png",
+        from runners.local import paths  # tfdesk's own files: the job's record folder
+        chart = metrics_chart(d["metrics"], paths(Path(job.workdir))["records"] / "metrics.png",
                               f"{job.id} {d['summary']}")
         if chart:
             files.append(chart)
@@ -172,8 +175,9 @@ def _no_model(job, artifacts) -> str:
     if any(a["kind"] in MODEL_KINDS for a in artifacts):
         return ""
     try:
-        source = (Path(job.workdir) / job.spec.get("script", "script.py")).read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
+        from runners.jobfiles import read_job_text  # never through the job's links
+        source = read_job_text(job.workdir, job.spec.get("script", "script.py"))
+    except OSError:
         source = ""
     computed = [t["line"] for t in save_targets(source) if t["path"] is None]
     if computed:

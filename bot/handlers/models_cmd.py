@@ -50,8 +50,9 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
                                  settings)
         report = jobspec.run_foreground(workdir, _runner_python(ctx), ctx.report)
         return model_reply(report, workdir, None, stored)
+    from bot.dispatch import job_limit
     job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
-                        reply_to=ctx.reply_to, backend=backend)
+                        reply_to=ctx.reply_to, backend=backend, **job_limit(ctx))
     if detach or ctx.reply_to.get("kind") == "slack":
         env = f" in {job.spec['runtime']['name']}" if job.spec.get("runtime") else ""
         return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}){env}; the report "
