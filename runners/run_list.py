@@ -138,16 +138,16 @@ def _where(conn, q: RunQuery) -> tuple[list[str], list[Any]]:
         where.append(f"({link}EXISTS (SELECT 1 FROM run_params p WHERE p.job_id = j.id AND "
                      "p.name = 'project' AND p.value = ? COLLATE NOCASE))")
         args.append(q.project)
+    # Each filter is a set of job ids read from its own index (name, value or last), so a
+    # filter costs the rows that match it, not a probe per run.
     for f in q.params:
-        cond, a = f.sql("p.value", "p.num")
-        where.append(f"EXISTS (SELECT 1 FROM run_params p WHERE p.job_id = j.id AND "
-                     f"(p.name = ? OR p.name = ?) AND {cond})")
+        cond, a = f.sql("value", "num")
+        where.append(f"j.id IN (SELECT job_id FROM run_params WHERE name IN (?, ?) AND {cond})")
         args += [f.name, f"flag.{f.name}", *a]
     for f in q.metrics:
         if f.num is None:
             raise BadQuery(f"metric filter {f.name}{f.op}{f.value}: metrics are numbers")
-        where.append("EXISTS (SELECT 1 FROM run_summary s WHERE s.job_id = j.id AND s.name = ? "
-                     f"AND s.last {f.op} ?)")
+        where.append(f"j.id IN (SELECT job_id FROM run_summary WHERE name = ? AND last {f.op} ?)")
         args += [f.name, f.num]
     return where, args
 
@@ -159,14 +159,13 @@ def list_runs(conn: sqlite3.Connection, q: RunQuery) -> tuple[list[RunRow], int]
     where, args = _where(conn, q)
     sql_where = (" WHERE " + " AND ".join(where)) if where else ""
     total = conn.execute(f"SELECT count(*) FROM jobs j{sql_where}", args).fetchone()[0]
-    join, order_args = "", []
     kind, _, name = q.sort.key.partition(":")
     direction = "DESC" if q.sort.desc else "ASC"
     if kind == "metric":
-        join = " LEFT JOIN run_summary o ON o.job_id = j.id AND o.name = ?"
-        order = f"o.last IS NULL, o.last {direction}, j.seq DESC"
-        order_args = [name]
-    elif kind == "param":
+        rows = _by_metric(conn, name, direction, sql_where, args, q)
+        return _rows(conn, rows), total
+    join, order_args = "", []
+    if kind == "param":
         join = " LEFT JOIN run_params o ON o.job_id = j.id AND (o.name = ? OR o.name = ?)"
         order = f"o.value IS NULL, o.num {direction}, o.value {direction}, j.seq DESC"
         order_args = [name, f"flag.{name}"]
@@ -176,6 +175,31 @@ def list_runs(conn: sqlite3.Connection, q: RunQuery) -> tuple[list[RunRow], int]
         f"SELECT j.* FROM jobs j{join}{sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
         [*order_args, *args, int(q.limit), int(q.offset)]).fetchall()
     return _rows(conn, rows), total
+
+
+def _by_metric(conn, name: str, direction: str, sql_where: str, args: list, q: RunQuery):
+    """A page sorted by a metric's last value, read in the order of the (name, last) index
+    (it stops after the page instead of sorting every run); runs without the metric follow,
+    newest first."""
+    extra = sql_where.replace(" WHERE ", " AND ", 1)
+    having = conn.execute(  # the join only when there are filters on the job
+        f"SELECT count(*) FROM run_summary o JOIN jobs j ON j.id = o.job_id WHERE o.name = ?"
+        f"{extra}" if extra else "SELECT count(*) FROM run_summary o WHERE o.name = ?",
+        [name, *args]).fetchone()[0]
+    rows = []
+    if q.offset < having:
+        rows = conn.execute(
+            f"SELECT j.* FROM run_summary o JOIN jobs j ON j.id = o.job_id WHERE o.name = ?"
+            f"{extra} ORDER BY o.last {direction}, o.job_id {direction} LIMIT ? OFFSET ?",
+            [name, *args, int(q.limit), int(q.offset)]).fetchall()
+    left = q.limit - len(rows)
+    if left > 0:
+        none = " AND " if sql_where else " WHERE "
+        rows += conn.execute(
+            f"SELECT j.* FROM jobs j{sql_where}{none}j.id NOT IN (SELECT job_id FROM "
+            f"run_summary WHERE name = ?) ORDER BY j.seq DESC LIMIT ? OFFSET ?",
+            [*args, name, left, max(0, q.offset - having)]).fetchall()
+    return rows
 
 
 def _rows(conn, rows) -> list[RunRow]:

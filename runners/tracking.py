@@ -86,6 +86,7 @@ END;
 """
 
 MIGRATIONS = statedb.Migrations("tracking")
+FIGURE_KINDS = ("convert-model", "infer", "evaluate")  # jobs whose reports hold figures
 
 
 @MIGRATIONS(name="0001-run-params-summary-steps")
@@ -97,6 +98,17 @@ def _first(db) -> None:
         "SELECT m.job_id, m.name, (SELECT value FROM job_metrics l WHERE l.job_id = m.job_id "
         "AND l.name = m.name ORDER BY step DESC LIMIT 1), max(m.step), min(m.value), "
         "max(m.value) FROM job_metrics m GROUP BY m.job_id, m.name")
+
+
+@MIGRATIONS(name="0002-figures-pending-index")
+def _figures_pending(db) -> None:
+    # Only model jobs get figures; the others are done at once, and the few pending are
+    # found by a partial index, not a scan of every run.
+    db.conn.execute("UPDATE tracked_runs SET figures_done = 1 WHERE figures_done = 0 AND "
+                    "job_id IN (SELECT id FROM jobs WHERE kind NOT IN "
+                    f"({','.join(repr(k) for k in FIGURE_KINDS)}))")
+    db.conn.execute("CREATE INDEX IF NOT EXISTS tracked_runs_figures_pending ON "
+                    "tracked_runs(job_id) WHERE figures_done = 0")
 
 
 def open_tracking(path) -> sqlite3.Connection:
@@ -205,8 +217,9 @@ def sync(conn: sqlite3.Connection) -> int:
                     spec = json.loads(r["spec"])
                 except ValueError:
                     spec = {}
-                conn.execute("INSERT OR IGNORE INTO tracked_runs (job_id, seq) VALUES (?, ?)",
-                             (r["id"], r["seq"]))
+                conn.execute("INSERT OR IGNORE INTO tracked_runs (job_id, seq, figures_done) "
+                             "VALUES (?, ?, ?)", (r["id"], r["seq"],
+                                                  0 if r["kind"] in FIGURE_KINDS else 1))
                 conn.executemany(
                     "INSERT OR REPLACE INTO run_params (job_id, name, value, num) "
                     "VALUES (?,?,?,?)",
@@ -228,6 +241,7 @@ def _model_figures(conn: sqlite3.Connection) -> None:
         "SELECT t.job_id, m.validation, m.benchmark FROM tracked_runs t "
         "JOIN jobs j ON j.id = t.job_id JOIN catalog_models m ON m.job_id = t.job_id "
         "WHERE t.figures_done = 0 AND j.state = 'succeeded'").fetchall()
+    # (tracked_runs_figures_pending: only the model jobs not yet copied are looked at)
     if not rows:
         return
     with statedb.transaction(conn):

@@ -186,3 +186,30 @@ def test_a_keras_job_is_tracked_without_logging_code(tmp_path):
     assert [e for e, _ in curves["epoch"]["val_accuracy"]] == [1, 2, 3]
     # 192 training samples / 16 = 12 steps per epoch, every 10th step recorded
     assert [s for s, _ in curves["step"]["loss"]] == [10, 20, 30]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.none(), st.sampled_from([0.1, 0.5, 0.9]),
+                          st.floats(0, 1, allow_nan=False)), min_size=1, max_size=14),
+       st.integers(1, 5), st.booleans())
+def test_metric_sorted_pages_cover_every_run_once(tmp_path_factory, values, size, desc):
+    tmp = tmp_path_factory.mktemp("p")
+    store, conn = _store(tmp)
+    made = []
+    for v in values:
+        jid = _job(store, tmp)
+        if v is not None:
+            store.add_metrics(jid, 1, {"auc": v})
+        made.append((jid, v))
+    pages, offset = [], 0
+    while True:
+        rows, total = run_list.list_runs(conn, RunQuery(sort=Sort("metric:auc", desc),
+                                                        limit=size, offset=offset))
+        if not rows:
+            break
+        pages += [r.id for r in rows]
+        offset += size
+    assert total == len(values)
+    having = sorted(((v, j) for j, v in made if v is not None), reverse=desc)
+    without = [j for j, v in reversed(made) if v is None]  # newest first
+    assert pages == [j for _, j in having] + without

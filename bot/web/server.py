@@ -30,6 +30,9 @@ class WebServer:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Replies go out at once (a response's head and body are two writes; with Nagle on,
+        # a keep-alive client's delayed ACK holds the body back ~40 ms).
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             self.socket.bind((host, port))
         except OSError as exc:
