@@ -132,7 +132,7 @@ class Sandbox:
         workdir = Path(workdir)
         argv = [self.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-                "--hostname", "tfdesk-job"]
+                "--hostname", "localhost"]  # gloo resolves its host name: /etc/hosts has it
         if self.network == "none":
             argv.append("--unshare-net")
         rootless = os.geteuid() != 0
@@ -187,6 +187,7 @@ def _system_mounts(tmp: int) -> list[str]:
             argv += ["--symlink", os.readlink(p), str(p)]
         elif p.is_dir():
             argv += ["--ro-bind", str(p), str(p)]
+    argv += ["--perms", "0755", "--dir", "/etc"]  # bubblewrap would make it 0700
     for name in ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev"]

@@ -1,5 +1,6 @@
 """End to end in the real runner environment: TensorFlow 2.15 + Horovod (gloo), two workers
-on this machine, a tiny model on synthetic data (seconds)."""
+on this machine in one job sandbox (one network namespace: gloo connects on its loopback), a
+tiny model on synthetic data (seconds)."""
 from __future__ import annotations
 
 import pytest
@@ -30,6 +31,8 @@ model.fit(x, y, batch_size=16, epochs=int(os.environ.get("TFDESK_EPOCHS", 2)),
 if hvd.rank() == 0:
     model.save("model.keras")
 print("rank", hvd.rank(), "of", hvd.size(), "done")
+# In the job's sandbox: the job user, and a PID namespace with only the job's processes.
+print("sandboxed", os.getuid() != 0 and len([p for p in os.listdir("/proc") if p.isdigit()]) < 40)
 """
 
 MWMS_SCRIPT = """
@@ -69,6 +72,7 @@ def test_horovod_two_workers_end_to_end(tmp_path, runner):
         log = eng.read_log(job.id)
         assert job.state == "succeeded", f"{job.reason}\n{log[-3000:]}"
         assert "rank 0 of 2 done" in log and "rank 1 of 2 done" in log
+        assert log.count("sandboxed True") == 2 and "sandboxed False" not in log
         metrics = eng.metrics(job.id)
         assert [m["epoch"] for m in metrics] == [1, 2]
         assert all("loss" in m and "accuracy" in m for m in metrics)
