@@ -213,3 +213,16 @@ def test_metric_sorted_pages_cover_every_run_once(tmp_path_factory, values, size
     having = sorted(((v, j) for j, v in made if v is not None), reverse=desc)
     without = [j for j, v in reversed(made) if v is None]  # newest first
     assert pages == [j for _, j in having] + without
+
+
+def test_model_jobs_carry_their_validation_and_benchmark(tmp_path):
+    from tests.web_helpers import BENCH, populate
+    ids = populate(tmp_path)
+    conn = tracking.open_tracking(tmp_path / "state.sqlite")
+    rows, _ = run_list.list_runs(conn, RunQuery(
+        kind="convert-model", metrics=[Filter.parse("benchmark.converted.b32.p50_ms<100")]))
+    assert [r.id for r in rows] == [ids["convert"]]
+    m = rows[0].metrics
+    assert m["benchmark.converted.b32.p50_ms"] == pytest.approx(BENCH["converted"][2]["p50_ms"])
+    assert m["validation.outputs.dense.max_abs_error"] == pytest.approx(2.1e-6)
+    assert "validation.passed" not in m  # a verdict is not a figure
