@@ -152,7 +152,9 @@ def test_step_reader_keeps_rank_zero_steps_only():
     assert r.feed('TFDESK_METRIC {"epoch": 1, "loss": 0.4}') == (1, {"loss": 0.4})
 
 
-RUNNER = Path(__file__).resolve().parents[1] / ".venv-runner" / "bin" / "python"
+REPO = Path(__file__).resolve().parents[1]
+RUNNERS = {"keras2": REPO / ".venv-runner" / "bin" / "python",
+           "keras3": REPO / ".venv-runner-tf221" / "bin" / "python"}
 KERAS_SCRIPT = """
 import numpy as np, tensorflow as tf
 x = np.random.rand(256, 4).astype("float32"); y = (x.sum(1) > 2).astype("float32")
@@ -164,12 +166,15 @@ m.fit(x, y, epochs=3, batch_size=16, verbose=0, validation_split=0.25)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not RUNNER.exists(), reason="needs the runner environment (make runner-env)")
-def test_a_keras_job_is_tracked_without_logging_code(tmp_path):
+@pytest.mark.parametrize("keras", list(RUNNERS))
+def test_a_keras_job_is_tracked_without_logging_code(tmp_path, keras):
+    runner = RUNNERS[keras]
+    if not runner.exists():
+        pytest.skip(f"needs {runner} (make runner-env)")
     from tests.jobs_helpers import make_engine
     script = tmp_path / "quiet_fit.py"
     script.write_text(textwrap.dedent(KERAS_SCRIPT))
-    engine = make_engine(tmp_path, python=RUNNER)
+    engine = make_engine(tmp_path, python=runner)
     try:
         job = engine.submit("train", {"script_path": str(script), "args": ["--lr", "0.01"]})
         job = engine.wait(job.id, timeout=240)
