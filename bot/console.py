@@ -12,6 +12,27 @@ Try: ask pad a tensor with zeros | history tf.keras.Model.fit | diff 2.15 2.16 -
 'help' lists every command; 'quit' or Ctrl-D leaves."""
 
 
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def _rest_of_traceback(first: str, stdin, interactive: bool) -> str:
+    """A pasted traceback arrives a line at a time: read on to its error line (the first
+    line that is not indented and not a frame), or to a blank line or the end."""
+    lines = [first]
+    while True:
+        try:
+            more = input("") if interactive else stdin.readline()
+        except EOFError:
+            break
+        if not more or not more.strip():
+            break
+        lines.append(more.rstrip("\n"))
+        if not more[:1].isspace() and not more.startswith(("Traceback", "During handling",
+                                                             "The above exception")):
+            break
+    return "\n".join(lines)
+
+
 def console_loop(config: Config, stdin=None, stdout=None, services=None) -> int:
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
@@ -39,6 +60,8 @@ def console_loop(config: Config, stdin=None, stdout=None, services=None) -> int:
         line = line.strip()
         if line.startswith("/tf "):
             line = line[4:]
+        if line.startswith("ask ") and TRACEBACK in line:
+            line = _rest_of_traceback(line, stdin, interactive)
         if not line:
             continue
         if line in {"quit", "exit"}:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,7 +93,20 @@ def parser() -> argparse.ArgumentParser:
     return _PARSER[1]
 
 
+# Commands whose words are free text (a question, a pasted error or traceback): quotes,
+# apostrophes and newlines there are the text, not shell syntax. Options may close the line.
+FREE_TEXT = ("ask",)
+_TRAILING_OPTION = re.compile(r"\s+(--json|(?:--version|-v|--limit|-k)\s+\S+)\s*$")
+
+
 def split(line: str) -> list[str]:
+    head, _, rest = line.strip().partition(" ")
+    if head in FREE_TEXT and any(c in rest for c in "'\"\n\\#`"):
+        options: list[str] = []
+        while (m := _TRAILING_OPTION.search(rest)) is not None:
+            options[:0] = m.group(1).split()
+            rest = rest[:m.start()]
+        return [head, *options, "--", rest.strip()]
     try:
         return shlex.split(line)
     except ValueError as exc:  # unbalanced quotes

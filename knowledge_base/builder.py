@@ -26,14 +26,16 @@ from packaging.version import Version
 
 from knowledge_base import popularity
 from knowledge_base.qa import semantic
+from knowledge_base import inheritance
 from knowledge_base.errors import KBError
 from knowledge_base.names import canonical_rank, name_words, part_words
 from knowledge_base.signatures import (describe_signature_change, parse_params,  # noqa: F401
                                        signature_change)
-from knowledge_base.records import METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
+from knowledge_base.records import RAISES, METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
 from knowledge_base.store import FORMAT_VERSION, SCHEMA
 
-MERGED_FORMAT = 1
+MERGED_FORMAT = 2  # 2: a TF2 class's span carries its public bases (see inheritance)
+READABLE_FORMATS = (1, 2)
 Progress = Callable[[str, int | None, int | None], None]
 
 
@@ -45,9 +47,10 @@ class Span:
     sig: str | None
     obj: str
     dep: str | None  # JSON of the Deprecation, or None
+    bases: tuple[str, ...] | None = None  # a TF2 class: its public bases' objects, MRO order
 
     def key(self) -> tuple:
-        return (self.kind, self.sig, self.obj, self.dep)
+        return (self.kind, self.sig, self.obj, self.dep, self.bases)
 
 
 @dataclass
@@ -68,7 +71,8 @@ class Merged:
         intern = _Interner()
         for s in extract.symbols:
             dep = json.dumps(asdict(s.deprecation), sort_keys=True) if s.deprecation else None
-            span = Span(i, i, s.kind, intern(s.signature), intern(s.object), intern(dep))
+            span = Span(i, i, s.kind, intern(s.signature), intern(s.object), intern(dep),
+                        tuple(s.bases) if s.bases else None)
             runs = self.spans.setdefault(s.name, [])
             if runs and runs[-1].last == i:
                 continue  # duplicate path within one release: first one wins
@@ -114,6 +118,7 @@ def write_merged(merged: Merged, path: Path) -> None:
                                    ensure_ascii=False) + "\n")
             rec = {"type": "symbol", "name": name,
                    "spans": [[s.first, s.last, s.kind, s.sig, s.obj, s.dep]
+                             + ([list(s.bases)] if s.bases else [])
                              for s in merged.spans[name]]}
             if doc is not None:
                 rec["doc"] = doc_ids[doc]
@@ -134,7 +139,8 @@ def read_merged(path: Path) -> Merged:
                 d = json.loads(line)
                 t = d["type"]
                 if t == "symbol":
-                    merged.spans[d["name"]] = [Span(*s) for s in d["spans"]]
+                    merged.spans[d["name"]] = [Span(*s[:6], tuple(s[6]) if len(s) > 6 else None)
+                                               for s in d["spans"]]
                     if "doc" in d:
                         merged.docs[d["name"]] = docs[d["doc"]]
                     if "line" in d:
@@ -144,9 +150,9 @@ def read_merged(path: Path) -> Merged:
                 elif t == "rename":
                     merged.renames[d["old"]] = Rename(d["old"], d.get("new"), d.get("note", ""))
                 elif t == "meta":
-                    if d.get("format") != MERGED_FORMAT:
+                    if d.get("format") not in READABLE_FORMATS:
                         raise KBError(f"{path}: extract format {d.get('format')}, expected "
-                                      f"{MERGED_FORMAT}")
+                                      f"one of {READABLE_FORMATS}")
                     merged.releases = [ReleaseInfo(**r) for r in d["releases"]]
     except (OSError, lzma.LZMAError, json.JSONDecodeError, KeyError, TypeError) as exc:
         raise KBError(f"{path}: not a readable KB extract ({exc})") from None
@@ -203,6 +209,7 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
     unchanged (the rest are embedded now)."""
     t0 = time.perf_counter()
     merged = source if isinstance(source, Merged) else merge(source)
+    merged = inheritance.expand(merged)
     if not merged.releases:
         raise KBError("nothing to build: no releases given")
     out_path = Path(out_path)
@@ -235,9 +242,21 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
             if s.obj:
                 by_obj.setdefault(s.obj, []).append((n, s.first, s.last))
 
+    def elsewhere(n: str, obj: str, ord_: int) -> bool:
+        """Is member ``n`` inherited, i.e. not defined by the class it hangs off? A member's
+        canonical name is under the class that defines it (Layer.get_weights, not
+        Model.get_weights), whatever canonical_rank says of the two names."""
+        parent, _, leaf = n.rpartition(".")
+        span = next((s for s in m.spans.get(parent, ()) if s.first <= ord_ <= s.last), None)
+        return span is None or span.kind != "class" or obj != f"{span.obj}.{leaf}"
+
     @functools.lru_cache(maxsize=None)
     def names_of(obj: str, ord_: int) -> list[str]:
-        return sorted((n for n, a, b in by_obj.get(obj, ()) if a <= ord_ <= b), key=canonical_rank)
+        found = [n for n, a, b in by_obj.get(obj, ()) if a <= ord_ <= b]
+        if len(found) < 2:
+            return found
+        return sorted(found, key=lambda n: (kinds[n] in _MEMBER_KINDS and elsewhere(n, obj, ord_),
+                                            canonical_rank(n)))
 
     # release -> names whose (new) run starts there, for moves whose defining object changed too.
     added_at: dict[tuple[int, str], list[tuple[str, Span]]] = {}
@@ -316,6 +335,9 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         module, parent = module_of(n, kind, kinds)
         doc = m.docs.get(n, "")
         canon = names_of(last.obj, last.last)[0] if last.obj and names_of(last.obj, last.last) else n
+        if last.dep and json.loads(last.dep).get("how") == RAISES:
+            canon = n  # one stub object behind many names is no alias of them
+
         removed_in = versions[last.last + 1] if last.last < newest else None
         dep_in, dep_text = deps_by_sid.get(sid, (None, None)) if last.dep else (None, None)
         replacement = moved_to[n][0] if n in moved_to and runs[-1].last < newest else None
@@ -375,6 +397,9 @@ def _dep_args(dep: str) -> list[str]:
 def _deprecated(sid: int, s: Span, versions: list[str]) -> tuple:
     d = json.loads(s.dep)
     text = d.get("instructions") or ""
+    if d.get("how") == RAISES:  # a stub: the name resolves, using it raises
+        return (sid, s.first, versions[s.first], "unusable",
+                f"present but unusable: raises {text}".strip(), s.dep)
     if d.get("args"):  # only some arguments are deprecated, not the symbol
         text = f"arguments {', '.join(d['args'])} deprecated. {text}".strip()
         return (sid, s.first, versions[s.first], "arguments_deprecated", text, s.dep)

@@ -54,13 +54,17 @@ def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Repl
                   + (f". {lg['note']}" if lg["note"] else ""))
     warning = data.get("warning", "")
     if not data["results"]:
-        text = "\n".join(filter(None, [warning, legacy, data["message"]]))
+        text = "\n".join(filter(None, [data.get("fix") and f"Fix: {data['fix']}", warning,
+                                        legacy, data.get("message", "")]))
         if data.get("suggestions") and data.get("match") != "none":
             text += "\nnearest names: " + ", ".join(data["suggestions"])
         if data.get("match") == "none":  # a dotted name no release holds: "not found" is the answer
             return Reply.error(text, data)
         return Reply(text=text, data=data, ok=True)
     lines = [f"Results for {data['query']!r} (signatures in {data['version']}):"]
+    if data.get("fix"):  # a pasted error: what to do comes first
+        lines = [f"Fix: {data['fix']}", "", f"Symbols for {data['query']!r} (signatures in "
+                 f"{data['version']}):"]
     lines += [f"note: {n}" for n in (data.get("unsure"), warning) if n]
     lines += [legacy] if legacy else []
     lines.append("")

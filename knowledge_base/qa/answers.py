@@ -13,6 +13,7 @@ from knowledge_base.errors import KBError
 from knowledge_base.qa.questions import ranking
 from knowledge_base.search import Searcher, clean_query, is_name
 from knowledge_base.store import KB
+from knowledge_base.qa import error_answers, pasted
 
 
 # A full dotted name (tf.keras.Model.fit): asked for exactly, so answered exactly or not at all.
@@ -76,7 +77,10 @@ class Answers:
         return out
 
     # -- ask --------------------------------------------------------------------------------
-    def ask(self, query: str, version: str | None = None, limit: int = 5) -> dict:
+    def ask(self, query: str, version: str | None = None, limit: int = 5,
+            errors: bool = True) -> dict:
+        if errors and (error := pasted.read(query)) is not None:
+            return error_answers.answer(self, error, version, limit)  # fix first (issue 27)
         limit = max(1, min(int(limit), 50))
         q = clean_query(query)
         ord_ = self.kb.ord_of(version) if version else None

@@ -1,0 +1,324 @@
+"""The fix for a pasted error, from the KB's own history.
+
+The error line is matched against the families in ``data/error_families.yaml`` (rules as
+data); each family is answered from what the KB knows: a name's removal, move, rename or
+TF1 home, a module's contents now, a removed method's documented replacement, a parameter's
+history. The answer's first line says what to do, in words, with the release.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from knowledge_base.names import canonical_rank
+from knowledge_base.qa import params
+from knowledge_base.qa.pasted import Pasted
+from knowledge_base.store import KB
+
+RULES = Path(__file__).parent / "data" / "error_families.yaml"
+MAX_NAMES = 5
+
+
+@dataclass
+class Fix:
+    family: str
+    text: str                                     # what to do, in words, with the release
+    names: list[str] = field(default_factory=list)  # KB symbols that carry the fix, best first
+    asked: str = ""                               # the name or keyword the error is about
+
+
+@dataclass
+class Family:
+    id: str
+    pattern: re.Pattern
+    answer: str
+    text: str = ""
+    names: tuple[str, ...] = ()
+    keras: int | None = None
+
+
+@lru_cache(maxsize=1)
+def rules() -> tuple[list[Family], dict[str, str], list[tuple[str, str]]]:
+    import yaml
+    d = yaml.safe_load(RULES.read_text())
+    fams = [Family(f["id"], re.compile(f["pattern"]), f["answer"], f.get("text", ""),
+                   tuple(f.get("names", ())), f.get("keras")) for f in d["families"]]
+    modules = sorted(d["modules"].items(), key=lambda kv: -len(kv[0]))
+    return fams, dict(d["types"]), modules
+
+
+def public_module(module: str) -> str | None:
+    """'tensorflow.keras.layers' -> 'tf.keras.layers'; None for a module path tfdesk cannot
+    map to a public name (keras.src.engine, a third-party package)."""
+    for prefix, public in rules()[2]:
+        if module == prefix or module.startswith(prefix + "."):
+            rest = module[len(prefix):]
+            if ".src." in module or "._" in rest:
+                return None
+            return public + rest
+    return None
+
+
+def fix(kb: KB, pasted: Pasted) -> Fix | None:
+    families, _, _ = rules()
+    for fam in families:
+        m = fam.pattern.search(pasted.message) or fam.pattern.search(pasted.line)
+        if not m:
+            continue
+        g = {k: v for k, v in m.groupdict().items() if v}
+        if fam.answer == "fixed":
+            return Fix(fam.id, fam.text, [n for n in fam.names if kb.symbol(n)])
+        found = None
+        if fam.answer == "name":
+            found = _name_fix(kb, g.get("module"), g["name"], pasted)
+        elif fam.answer == "module":
+            found = _module_fix(kb, g["module"])
+        elif fam.answer == "member":
+            found = _member_fix(kb, g["type"], g["name"])
+        elif fam.answer == "keyword":
+            found = _keyword_fix(kb, g["keyword"], g.get("callable"), pasted, fam.keras)
+        if found is not None:
+            found.family = fam.id
+            return found
+        return None
+    return None
+
+
+# -- names and modules -------------------------------------------------------------------------
+
+def _keras_note(kb: KB, sym: dict, release: str | None) -> str:
+    if not release or not sym["name"].startswith("tf.keras"):
+        return ""
+    o = kb.ord_of(release)
+    switch = kb.keras_switch(o - 1, o) if o > 0 else None
+    return f" ({switch['to'].split(' (')[0]})" if switch else ""
+
+
+def _last_deprecation(kb: KB, sym: dict) -> str | None:
+    for e in reversed(kb.events(sym["id"])):
+        if e["kind"] == "deprecated" and e["detail"] and e["detail"] != "deprecated":
+            return e["detail"]
+    return None
+
+
+def _about(kb: KB, full: str) -> Fix | None:
+    """What to do about ``full``, a public name the user's TensorFlow lacks."""
+    sym = kb.symbol(full)
+    v = kb.versions
+    if sym is not None:
+        removed = sym["removed_in"]
+        unusable = kb.unusable(sym)
+        if removed is None and unusable:
+            since = next((e["release"] for e in kb.events(sym["id"]) if e["kind"] == "unusable"),
+                         sym["first"])
+            return Fix("", f"`{full}` is present but unusable since TensorFlow {since}"
+                           f"{_keras_note(kb, sym, since)}: it raises {unusable}", [full], full)
+        if removed is None:
+            return Fix("", f"`{full}` exists in TensorFlow {kb.availability(sym)}: check which "
+                           f"TensorFlow runs your code (print tf.__version__)", [full], full)
+        keras = _keras_note(kb, sym, removed)
+        repl = sym["replacement"]
+        dep = _last_deprecation(kb, sym)
+        if repl:
+            return Fix("", f"Use `{repl}`: `{full}` was removed in TensorFlow {removed}{keras}"
+                           + (f". {dep}" if dep else ""), [repl, full], full)
+        moved = _members_moved(kb, full, kb.ord_of(removed))
+        if moved:
+            shown = ", ".join(f"{a} → {b}" for a, b in moved[:3])
+            return Fix("", f"`{full}` was removed in TensorFlow {removed}{keras}; what it held "
+                           f"moved: {shown}", [b for _, b in moved][:MAX_NAMES] + [full], full)
+        if dep:
+            dep = " ".join(dep.split())
+            said = _mentioned(kb, dep, full.rpartition(".")[0])
+            head = f"Use `{said[0]}` instead: " if said else ""
+            return Fix("", f"{head}`{full}` was removed in TensorFlow {removed}{keras}; its "
+                           f"deprecation said: {dep}", said + [full], full)
+        same = _same_short(kb, full)
+        return Fix("", f"`{full}` was removed in TensorFlow {removed}{keras}"
+                       + (f"; `{full.rpartition('.')[2]}` is now at `{same[0]}`" if same else
+                          f"; it was in {kb.availability(sym)}"), same + [full], full)
+    renamed = _renamed(kb, full)
+    if renamed is not None:
+        old, new, note = renamed
+        if new:
+            text = (f"Use `{new}`: `{old}` is TensorFlow 1 API, not in TensorFlow 2 "
+                    f"(since 2.0)")
+            if new.startswith("tf.compat.v1"):
+                text += "; tf.compat.v1 keeps TF1 behaviour, TF 2 code is eager (tf.function)"
+            return Fix("", text + (f". {note}" if note else ""), [new], full)
+        return Fix("", f"`{old}` is gone since TensorFlow 2.0: {note}".rstrip(": "),
+                   _mentioned(kb, note), full)
+    return None
+
+
+def _renamed(kb: KB, full: str) -> tuple[str, str | None, str] | None:
+    parts = full.split(".")
+    for cut in range(len(parts), 1, -1):
+        old = ".".join(parts[:cut])
+        row = kb.db.execute("SELECT old, new, note FROM renames WHERE old = ?", (old,)).fetchone()
+        if row and (cut == len(parts) or kb.symbol(old) is None):
+            return (row[0], row[1], row[2] or "")
+    return None
+
+
+def _members_moved(kb: KB, module: str, ord_: int) -> list[tuple[str, str]]:
+    rows = kb.db.execute(
+        "SELECT s.name, e.data FROM events e JOIN symbols s ON s.id = e.symbol_id WHERE "
+        "e.ord = ? AND e.kind = 'removed' AND e.data IS NOT NULL AND s.name LIKE ? "
+        "AND s.kind NOT IN ('method', 'property', 'constant')", (ord_, module + ".%"))
+    import json
+    out = [(n, json.loads(d).get("to")) for n, d in rows]
+    return sorted(((a, b) for a, b in out if b), key=lambda ab: canonical_rank(ab[1]))
+
+
+def _mentioned(kb: KB, text: str, cls: str | None = None) -> list[str]:
+    """The KB names a deprecation text recommends: tf.* names, and ``model.predict(x)``-style
+    calls of another member of the same class."""
+    names = re.findall(r"tf\.[\w.]*\w", text or "")
+    if cls:
+        names += [f"{cls}.{m}" for m in re.findall(r"\.(\w+)\(", text or "")]
+    return [n for n in dict.fromkeys(names) if kb.symbol(n)]
+
+
+def _same_short(kb: KB, full: str) -> list[str]:
+    short = full.rpartition(".")[2]
+    rows = kb.db.execute("SELECT name FROM symbols WHERE short = ? AND removed_in IS NULL "
+                         "AND name != ?", (short, full))
+    names = sorted((r[0] for r in rows), key=canonical_rank)
+    return [n for n in names if ".compat." not in n][:2]
+
+
+def _by_object(kb: KB, module: str) -> list[str]:
+    """Public names (newest first) of what a Python module path defined: keras.utils.np_utils
+    -> tf.keras.utils.to_categorical."""
+    esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = kb.db.execute(
+        "SELECT s.name, s.last_ord FROM spans p JOIN symbols s ON s.id = p.symbol_id WHERE "
+        "(p.object = ? OR p.object LIKE ? ESCAPE '\\') AND s.kind IN ('class', 'function') "
+        "AND s.name NOT LIKE 'tf.compat.%' GROUP BY s.id", (module, esc + ".%"))
+    used = _popularity(kb)
+    best = sorted(rows, key=lambda r: (-r[1], -used.get(r[0], 0), canonical_rank(r[0])))
+    return [r[0] for r in best]
+
+
+def _popularity(kb: KB) -> dict[str, int]:
+    """name -> how many guide files use it (0 when the KB has no such table)."""
+    try:
+        return dict(kb.db.execute("SELECT s.name, p.refs FROM popularity p JOIN symbols s "
+                                  "ON s.id = p.id"))
+    except Exception:  # noqa: BLE001 - an older KB without the table
+        return {}
+
+
+def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | None:
+    modules = [module] if module else [c.rpartition(".")[0] for c in pasted.calls()
+                                       if c.endswith(name)] or ["tensorflow"]
+    for mod in modules:
+        public = public_module(mod) if mod else None
+        if public is not None:
+            found = _about(kb, f"{public}.{name}")
+            if found:
+                return found
+        owned = _by_object(kb, f"{mod}.{name}")
+        if owned:
+            return Fix("", f"Import `{owned[0]}`: `{mod}.{name}` is not public API; what it "
+                           f"defined is public as {', '.join(owned[:3])}", owned[:MAX_NAMES],
+                       f"{mod}.{name}")
+    return None
+
+
+def _module_fix(kb: KB, module: str) -> Fix | None:
+    public = public_module(module)
+    if public is not None:
+        found = _about(kb, public)
+        if found:
+            return found
+    owned = _by_object(kb, module)
+    if owned:
+        return Fix("", f"Import `{owned[0]}`: the module `{module}` is gone; what it defined is "
+                       f"public as {', '.join(owned[:3])}", owned[:MAX_NAMES], module)
+    return None
+
+
+def _member_fix(kb: KB, type_name: str, member: str) -> Fix | None:
+    mapped = rules()[1].get(type_name)
+    classes = [mapped] if mapped else []
+    rows = kb.db.execute("SELECT name FROM symbols WHERE short = ? AND kind = 'class' AND "
+                         "name NOT LIKE 'tf.compat.%'", (type_name,))
+    classes += sorted((r[0] for r in rows), key=lambda n: (not n.startswith("tf.keras"),
+                                                           canonical_rank(n)))
+    for cls in dict.fromkeys(classes):
+        found = _about(kb, f"{cls}.{member}")
+        if found:
+            return found
+    return None
+
+
+# -- keywords -------------------------------------------------------------------------------------
+
+def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
+                 keras: int | None) -> Fix | None:
+    wanted = _callables(kb, callable_, keyword, pasted)
+    cands = wanted or params.symbols_with(kb, keyword)
+    best: tuple | None = None
+    for name in cands:
+        h = params.history(kb, name, keyword)
+        if h is None or not h.relevant or h.accepts_now and not h.deprecated:
+            continue
+        score = (name in wanted, bool(h.replacement), bool(h.gone_in),
+                 keras == 3 and bool(h.gone_in) and _is_keras(name), name.startswith("tf.keras"),
+                 ".compat." not in name)
+        if best is None or score > best[0] or score == best[0] and \
+                canonical_rank(name) < canonical_rank(best[1].symbol):
+            best = (score, h)
+    if best is None:
+        return None
+    h = best[1]
+    sym = kb.symbol(h.symbol)
+    when = h.gone_in or h.deprecated_in
+    keras_note = _keras_note(kb, sym, h.gone_in) if h.gone_in else ""
+    if h.replacement:
+        text = f"Use `{h.replacement}=` instead of `{keyword}=`"
+    else:
+        text = f"Remove `{keyword}=`"
+    if h.gone_in:
+        text += f": `{h.symbol}` takes no `{keyword}` since TensorFlow {h.gone_in}{keras_note}"
+    elif when:
+        text += f": `{h.symbol}` deprecated `{keyword}` in TensorFlow {when}"
+    if h.took:
+        text += f" (it took `{keyword}` in {h.took})"
+    if h.deprecated:
+        text += f". {h.deprecated}"
+    return Fix("", text, [h.symbol], keyword)
+
+
+def _is_keras(name: str) -> bool:
+    return name.startswith(("tf.keras.", "tf.optimizers.", "tf.losses.", "tf.metrics."))
+
+
+def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted) -> list[str]:
+    """KB names of what was called with ``keyword``: the message's callable, else the calls
+    in the user's code line that passed it."""
+    shorts: list[str] = []
+    if callable_:
+        parts = [p for p in callable_.split(".") if p not in ("__init__", "__call__")]
+        shorts.append(".".join(parts))
+    for call in pasted.calls():
+        shorts.append(call)
+    out: list[str] = []
+    for s in shorts:
+        full = None
+        head, _, rest = s.partition(".")
+        if head in ("tf", "tensorflow", "keras"):
+            full = "tf." + rest if head != "keras" else "tf.keras." + rest
+            if kb.symbol(full):
+                out.append(full)
+                continue
+        leaf = s.rpartition(".")[2]
+        rows = kb.db.execute("SELECT name FROM symbols WHERE short = ? AND name NOT LIKE "
+                             "'tf.compat.%' AND kind IN ('class', 'function', 'method')", (leaf,))
+        out += [r[0] for r in rows]
+    having = set(params.keyword_ids(kb, keyword))
+    return [n for n in dict.fromkeys(out) if kb.symbol(n)["id"] in having]
