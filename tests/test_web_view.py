@@ -147,7 +147,9 @@ def test_a_member_sees_what_read_allows(site):
 
 @pytest.mark.parametrize("toml, says", [
     ('[web]\nport = "eighty"', "[web] port must be a number"),
-    ("[web]\nport = 70000", "[web] port must be from 1 to 65535"),
+    ("[web]\nport = 70000", "[web] port must be from 0 (any free port) to 65535"),
+    ("[web]\nport = -2", "[web] port must be from 0 (any free port) to 65535"),
+    ("[web]\nport = 80.5", "[web] port must be a whole number"),
     ('[web]\nbind = "example.com"', "[web] bind must be an IP address"),
     ('[web]\nclient_id = "1"', "client_id and client_secret go together"),
     ('[web]\nurl = "ftp://x/"', "[web] url must be an http(s) URL"),
@@ -164,3 +166,36 @@ def test_bad_web_settings_are_named(tmp_path, toml, says):
 def test_default_bind_is_loopback(tmp_path):
     s = load(load_config({"TFDESK_HOME": str(tmp_path)}), {})
     assert (s.bind, s.port, s.base_url) == ("127.0.0.1", 8765, "http://127.0.0.1:8765/")
+
+
+def test_serve_starts_the_web_view_beside_slack_unless_told_not_to(tmp_path):
+    from bot.services import Services
+    from bot.web.server import start_beside_slack
+    (tmp_path / "tfdesk.toml").write_text("[web]\nport = 0\n")
+    config = load_config({"TFDESK_HOME": str(tmp_path)})
+    services = Services(config)
+    server = start_beside_slack(config, services)
+    try:
+        assert server.url.startswith("http://127.0.0.1:")
+        assert httpx.get(server.url + "healthz", timeout=10).json() == {"ok": True}
+    finally:
+        server.stop()
+    (tmp_path / "tfdesk.toml").write_text("[web]\nserve = false\n")
+    assert start_beside_slack(load_config({"TFDESK_HOME": str(tmp_path)}), services) is None
+    services.close()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>',
+                        "javascript:alert(1)", "</td></tr></table><h1>x</h1>"]),
+       st.text(min_size=1, max_size=40))
+def test_hostile_names_are_shown_as_text(site, hostile, more):
+    from runners.store import JobStore
+    store = JobStore(site["home"] / "state.sqlite")
+    job, _ = store.create("train", {"script_name": hostile + more, "args": ["--note", hostile]},
+                          hostile, {}, "local", site["home"] / "jobs")
+    store.close()
+    with _client(site, OPERATOR) as c:
+        for path in (f"/runs/{job.id}", f"/runs?owner={httpx.QueryParams({'o': hostile})['o']}"):
+            text = c.get(path).text
+            assert "<script>" not in text and "<img" not in text and "<h1>x" not in text
