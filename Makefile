@@ -17,17 +17,21 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Chromium for the browser test, a C++ toolchain and CMake for Horovod (apt, when missing).
+# Chromium for the browser test, a C++ toolchain and CMake for Horovod, bubblewrap for the job
+# sandbox (apt, when missing).
 system-deps:
 	bash scripts/system_deps.sh
 
 # Where converted scripts, training and model conversion run, two runtimes side by side:
 # TF 2.15.1 + Horovod (gloo) with Keras 2, and TF 2.21 with Keras 3 (tf.distribute, Keras 3
 # models); both with tf2onnx and ONNX Runtime. Separate from the bot's environment, which never
-# imports TensorFlow. Each is cached: a second run returns at once.
+# imports TensorFlow. Each is cached: a second run returns at once. Jobs run in a bubblewrap
+# sandbox as the job user, each runtime (venv and base Python) mounted read-only there: the last
+# step starts both in one, and says why not when it cannot.
 runner-env: system-deps
 	bash scripts/build_runner_env.sh .venv-runner
 	bash scripts/build_runner_env_keras3.sh .venv-runner-tf221
+	$(PYTHON) -m runners.sandbox .venv-runner/bin/python .venv-runner-tf221/bin/python
 
 # The KB is built from the compact extract shipped in the repo (seconds, no downloads).
 kb: venv

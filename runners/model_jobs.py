@@ -3,25 +3,56 @@ worker, run in the runner environment in the job's folder. Registered on import 
 handler imports this module)."""
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 from converters.model import jobspec
+from runners.isolation import job_env
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
 
 
 def _prepare(mode: str):
     def prepare(spec: dict, workdir: Path, env: RunnerEnv) -> dict:
         settings = spec.pop("settings", None) or {}
-        return jobspec.prepare({**spec, "mode": mode}, workdir, env.runner_python, settings)
+        stored = jobspec.prepare({**spec, "mode": mode}, workdir, env.runner_python, settings)
+        return copy_in(stored, workdir)
     return prepare
 
 
+def copy_in(stored: dict, workdir: Path) -> dict:
+    """The models the asker named, copied into the job folder (the only files its sandbox
+    sees besides the runtime): source/ and against/, which are never artifacts. Links are
+    copied as links, never followed; the worker's spec file says where they are now."""
+    moved = False
+    for key in ("source", "against"):
+        src = Path((stored.get(key) or {}).get("path") or "")
+        if not src.is_absolute():
+            continue
+        dest = Path(workdir) / key / src.name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir() and not src.is_symlink():
+            shutil.copytree(src, dest, symlinks=True)
+        else:
+            shutil.copyfile(src, dest, follow_symlinks=False)
+        stored[key] = {**stored[key], "path": str(dest.relative_to(workdir))}
+        moved = True
+    if moved:
+        (Path(workdir) / jobspec.SPEC_FILE).write_text(json.dumps(stored, indent=2))
+    return stored
+
+
+# tfdesk's code the model worker imports, mounted read-only in the job's sandbox.
+WORKER_CODE = ("converters", "core")
+
+
 def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
+    extra = {"PYTHONPATH": str(jobspec.REPO_ROOT)}
+    if spec.get("target") == "onnx":
+        extra["CUDA_VISIBLE_DEVICES"] = ""
     return LocalPlan([Proc(jobspec.worker_command(env.runner_python),
-                           env=jobspec.worker_env(workdir, env.runner_python,
-                                                  {"CUDA_VISIBLE_DEVICES": ""}
-                                                  if spec.get("target") == "onnx" else None),
-                           name="model")])
+                           env=job_env(workdir, env.runner_python, extra), name="model")],
+                     code=[jobspec.REPO_ROOT / name for name in WORKER_CODE])
 
 
 def describe(spec: dict) -> str:

@@ -271,3 +271,36 @@ def probe(sandbox: Sandbox) -> str | None:
     if done.stdout.strip() != str(sandbox.identity.uid):
         return f"the sandbox ran as uid {done.stdout.strip()}, not {sandbox.identity.uid}"
     return None
+
+
+def check_runtime(python: str, user_setting: str | None = None) -> str:
+    """Run ``python`` in a job sandbox as the job user and return what it says of itself:
+    proof that the runtime ``make runner-env`` built is whole and readable there. Raises
+    JobError with the reason when it is not."""
+    import tempfile
+
+    from runners.isolation import job_env, resolve_user
+    box = Sandbox(identity(resolve_user(user_setting)[0]), Limits())
+    problem = probe(box)
+    if problem:
+        raise JobError(f"no job sandbox can be built here: {problem}")
+    code = ("import os, sys; print(f'{sys.executable} runs as uid {os.getuid()} in a job sandbox "
+            "(Python {sys.version.split()[0]})')")
+    with tempfile.TemporaryDirectory(prefix="tfdesk-check-") as tmp:
+        box.hand_over(Path(tmp))
+        done = subprocess.run(box.wrap(Path(tmp), [python], []) + [python, "-c", code],
+                              capture_output=True, text=True, timeout=120,
+                              env=job_env(Path(tmp), python), stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise JobError(f"{python} does not start in a job sandbox as "
+                       f"{box.identity.name}: {done.stderr.strip()[-500:]}")
+    return done.stdout.strip()
+
+
+if __name__ == "__main__":  # python -m runners.sandbox PYTHON...: make runner-env's last check
+    import sys
+    try:
+        for interpreter in sys.argv[1:]:
+            print(check_runtime(str(Path(interpreter).absolute())))
+    except JobError as exc:
+        sys.exit(f"error: {exc}")

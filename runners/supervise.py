@@ -66,6 +66,7 @@ class CappedLog:
         self.f = open(path, "ab", buffering=0)
         self.head, self.tail_cap = head, tail
         self.written, self.dropped = 0, 0
+        self.capped = False
         self.tail = bytearray()
         self.last = b"\n"
 
@@ -86,9 +87,10 @@ class CappedLog:
             self._put(data[:room])
             self.written += min(room, len(data))
             data = data[room:]
-            if data:
-                self.note(f"the job's output passed {self.head} bytes; the rest is not written "
-                          f"as it comes, the last {self.tail_cap} bytes follow when the job ends")
+        if data and not self.capped:
+            self.capped = True
+            self.note(f"the job's output passed {self.head} bytes; the rest is not written "
+                      f"as it comes, the last {self.tail_cap} bytes follow when the job ends")
         if data:
             self.tail += data
             over = len(self.tail) - self.tail_cap
@@ -97,7 +99,7 @@ class CappedLog:
                 del self.tail[:over]
 
     def close(self):
-        if self.dropped or self.tail:
+        if self.capped:
             tail = bytes(self.tail)
             if self.dropped and b"\n" in tail:  # start the tail on a whole line
                 cut = tail.index(b"\n") + 1

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# System packages the tests need: Chromium (the docs-site browser test, driven by Playwright,
-# never downloaded) and a C++ toolchain with CMake (Horovod is built from source for the runner
-# environment). Installed with apt when missing; without root, says what to install.
+# System packages tfdesk and its tests need: bubblewrap (every local job runs in its sandbox;
+# setpriv from util-linux drops to the job user), Chromium (the docs-site browser test, driven
+# by Playwright, never downloaded) and a C++ toolchain with CMake (Horovod is built from source
+# for the runner environment). Installed with apt when missing; without root, says what to
+# install.
 set -euo pipefail
 missing=()
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v setpriv >/dev/null || missing+=(util-linux)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)

@@ -110,7 +110,7 @@ def test_build_reports_what_it_built(built):
     d = reply.data
     assert d["pages"] >= 15 and d["symbols"] == 23 and d["newest"] == "2.6"
     assert d["search_index_bytes"] > 0 and d["largest_bytes"] < 1_000_000
-    assert (site / "index.html").is_file() and (site / "search" / "search_index.json").is_file()
+    assert (site / "index.html").is_file() and (site / "search" / "tfd-index.json").is_file()
 
 
 def test_every_symbol_link_resolves(built):

@@ -152,7 +152,9 @@ def test_step_reader_keeps_rank_zero_steps_only():
     assert r.feed('TFDESK_METRIC {"epoch": 1, "loss": 0.4}') == (1, {"loss": 0.4})
 
 
-RUNNER = Path(__file__).resolve().parents[1] / ".venv-runner" / "bin" / "python"
+REPO = Path(__file__).resolve().parents[1]
+RUNNERS = {"keras2": REPO / ".venv-runner" / "bin" / "python",
+           "keras3": REPO / ".venv-runner-tf221" / "bin" / "python"}
 KERAS_SCRIPT = """
 import numpy as np, tensorflow as tf
 x = np.random.rand(256, 4).astype("float32"); y = (x.sum(1) > 2).astype("float32")
@@ -164,12 +166,15 @@ m.fit(x, y, epochs=3, batch_size=16, verbose=0, validation_split=0.25)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not RUNNER.exists(), reason="needs the runner environment (make runner-env)")
-def test_a_keras_job_is_tracked_without_logging_code(tmp_path):
+@pytest.mark.parametrize("keras", list(RUNNERS))
+def test_a_keras_job_is_tracked_without_logging_code(tmp_path, keras):
+    runner = RUNNERS[keras]
+    if not runner.exists():
+        pytest.skip(f"needs {runner} (make runner-env)")
     from tests.jobs_helpers import make_engine
     script = tmp_path / "quiet_fit.py"
     script.write_text(textwrap.dedent(KERAS_SCRIPT))
-    engine = make_engine(tmp_path, python=RUNNER)
+    engine = make_engine(tmp_path, python=runner)
     try:
         job = engine.submit("train", {"script_path": str(script), "args": ["--lr", "0.01"]})
         job = engine.wait(job.id, timeout=240)
@@ -213,3 +218,16 @@ def test_metric_sorted_pages_cover_every_run_once(tmp_path_factory, values, size
     having = sorted(((v, j) for j, v in made if v is not None), reverse=desc)
     without = [j for j, v in reversed(made) if v is None]  # newest first
     assert pages == [j for _, j in having] + without
+
+
+def test_model_jobs_carry_their_validation_and_benchmark(tmp_path):
+    from tests.web_helpers import BENCH, populate
+    ids = populate(tmp_path)
+    conn = tracking.open_tracking(tmp_path / "state.sqlite")
+    rows, _ = run_list.list_runs(conn, RunQuery(
+        kind="convert-model", metrics=[Filter.parse("benchmark.converted.b32.p50_ms<100")]))
+    assert [r.id for r in rows] == [ids["convert"]]
+    m = rows[0].metrics
+    assert m["benchmark.converted.b32.p50_ms"] == pytest.approx(BENCH["converted"][2]["p50_ms"])
+    assert m["validation.outputs.dense.max_abs_error"] == pytest.approx(2.1e-6)
+    assert "validation.passed" not in m  # a verdict is not a figure

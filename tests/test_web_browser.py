@@ -99,3 +99,42 @@ def test_a_running_run_updates_in_place(site, page):
     from playwright.sync_api import expect
     expect(page.locator("#state")).to_have_text("succeeded", timeout=12_000)  # no reload by us
     store.close()
+
+
+def test_watch_a_pipeline_run_update(site, page):
+    """A pipeline run driven by catalog.runs in a thread; its page refreshes itself while the
+    step's job is held, then shows the run finished."""
+    import threading
+
+    from catalog import runs as pipeline_runs
+    from catalog.store import open_db
+    from tests.web_helpers import RecordingSteps
+
+    release = threading.Event()
+
+    class HeldSteps(RecordingSteps):
+        def wait(self, job_id, timeout=None):
+            release.wait(30)
+            return super().wait(job_id, timeout)
+
+    conn = open_db(site["home"] / "state.sqlite")
+    store = JobStore(site["home"] / "state.sqlite")
+    run_id = pipeline_runs.start(conn, site["ids"]["pipeline"], "ana")
+
+    def drive():
+        c = open_db(site["home"] / "state.sqlite")
+        pipeline_runs.execute(c, run_id, HeldSteps(store, site["home"] / "jobs", "ana"))
+        c.close()
+
+    t = threading.Thread(target=drive, daemon=True)
+    t.start()
+    from playwright.sync_api import expect
+    page.goto(site["url"] + f"/pipeline-runs/{run_id}")
+    expect(page.locator("#state")).to_have_text("running", timeout=10_000)
+    assert "running" in page.inner_text("#steps")
+    release.set()
+    expect(page.locator("#state")).to_have_text("succeeded", timeout=15_000)
+    assert page.inner_text("#steps").count("succeeded") == 2
+    t.join(10)
+    conn.close()
+    store.close()

@@ -131,9 +131,10 @@ def serve_hint(ctx, site_dir: Path) -> str:
 def site_stats(site_dir: Path) -> dict:
     pages = list(Path(site_dir).rglob("*.html"))
     largest = max(pages, key=lambda p: p.stat().st_size, default=None)
-    index = Path(site_dir) / "search" / "search_index.json"
+    from knowledge_base.site.search import INDEX_FILE
+    index = Path(site_dir) / INDEX_FILE
     total = sum(p.stat().st_size for p in Path(site_dir).rglob("*") if p.is_file())
-    entries = len(json.loads(index.read_text())["docs"]) if index.is_file() else 0
+    entries = len(json.loads(index.read_text())["entries"]) if index.is_file() else 0
     return {"pages": len(pages), "bytes": total,
             "largest_page": str(largest.relative_to(site_dir)) if largest else None,
             "largest_bytes": largest.stat().st_size if largest else 0,

@@ -51,6 +51,8 @@ def _number(key: str, value, kind=float, low: float = 0.0):
         raise WebConfigError(f"[web] {key} must be a number, not {value!r}") from None
     if out <= low:
         raise WebConfigError(f"[web] {key} must be more than {low:g}, not {value!r}")
+    if isinstance(value, bool) or (kind is int and float(value) != out):
+        raise WebConfigError(f"[web] {key} must be a whole number, not {value!r}")
     return out
 
 
@@ -72,9 +74,9 @@ def load(config: Config, env: dict[str, str] | None = None) -> WebSettings:
         if bind != "localhost":
             raise WebConfigError(f"[web] bind must be an IP address (127.0.0.1, ::1, 0.0.0.0) "
                                  f"or localhost, not {bind!r}") from None
-    port = _number("port", config.section("web").get("port", DEFAULT_PORT), int)
-    if port > 65535:
-        raise WebConfigError(f"[web] port must be from 1 to 65535, not {port}")
+    port = _number("port", config.section("web").get("port", DEFAULT_PORT), int, low=-1e9)
+    if not 0 <= port <= 65535:
+        raise WebConfigError(f"[web] port must be from 0 (any free port) to 65535, not {port}")
     url = config.section("web").get("url", "")
     oidc = config.section("web").get("oidc_url", SLACK_OIDC)
     serve = config.section("web").get("serve", True)

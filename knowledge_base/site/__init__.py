@@ -8,7 +8,6 @@ release (``changes/<version>/``), the release index (``releases/``) and the TF1 
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import Callable
 
 from knowledge_base.site import api, changes, search
 from knowledge_base.site.data import load
-from knowledge_base.site.mkdocs_hooks import SEARCH_FILE
 from knowledge_base.store import KB
 
 # Release pages (changes/) split into parts past this many bytes of generated HTML.
@@ -30,6 +28,7 @@ class GenerateResult:
     symbols: int = 0
     modules: int = 0
     search_entries: int = 0
+    search_bytes: int = 0
 
     @property
     def largest(self) -> api.PageStat | None:
@@ -49,9 +48,6 @@ def generate(kb: KB, docs_dir: Path, *, budget: int = PAGE_BUDGET,
     say(f"writing change pages for {len(data.versions)} releases")
     result.pages += changes.release_pages(data, docs_dir, budget)
     result.pages += changes.migration_pages(data, docs_dir, budget)
-    index = search.entries(data)
-    (docs_dir / SEARCH_FILE).write_text(json.dumps(index, separators=(",", ":")),
-                                        encoding="utf-8")
-    result.search_entries = len(index)
+    result.search_entries, result.search_bytes = search.write_index(data, docs_dir)
     result.seconds = time.perf_counter() - t0
     return result

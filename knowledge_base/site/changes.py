@@ -153,8 +153,8 @@ def migration_pages(data: SiteData, docs_dir: Path, budget: int) -> list[PageSta
     rows = []
     for r in data.renames:
         new = symbol_link(data, r["new"], page) if r["new"] else "<em>no replacement</em>"
-        rows.append(f'<tr><td>{symbol_link(data, r["old"], page)}</td><td>{new}</td>'
-                    f'<td>{esc(r["note"] or "")}</td></tr>')
+        rows.append(f'<tr id="{esc(links.anchor(r["old"]))}"><td>{symbol_link(data, r["old"], page)}'
+                    f'</td><td>{new}</td><td>{esc(r["note"] or "")}</td></tr>')
     if not rows:
         rows.append('<tr><td colspan="3">The knowledge base has no rename tables.</td></tr>')
     head = ('<thead><tr><th>TF1 name</th><th>TF2 name</th><th>Note</th></tr></thead>')

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from knowledge_base.extract.api_files import module_doc
 from knowledge_base.extract.companions import provider_of
+from knowledge_base.popularity import read_usage
 from knowledge_base.store import KB
 
 _SYMBOL_COLUMNS = ("id, name, module, parent, short, kind, object, canonical, signature, "
@@ -35,6 +36,16 @@ class SiteData:
     providers: dict[int, str] = field(default_factory=dict)  # "tf_keras (2.16–2.21)", companions
     renames: list[dict] = field(default_factory=list)
     modules_under: dict[str, list[dict]] = field(default_factory=dict)  # module -> submodules
+    # symbol id -> [[first ord, last ord, signature]]: the signature each run of releases had
+    sig_runs: dict[int, list[list]] = field(default_factory=dict)
+    popularity: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (refs, files)
+    usage: dict[str, int] = field(default_factory=dict)  # name -> guides that use it
+
+    @property
+    def signatures(self) -> dict[int, list[str]]:
+        """symbol id -> its distinct signatures, oldest first."""
+        return {sid: list(dict.fromkeys(r[2] for r in runs if r[2] is not None))
+                for sid, runs in self.sig_runs.items()}
 
     @property
     def newest_ord(self) -> int:
@@ -81,8 +92,15 @@ def load(kb: KB) -> SiteData:
     # Availability: runs of consecutive releases, as KB.availability renders them.
     runs: dict[int, list[list[int]]] = defaultdict(list)
     provided: dict[int, list[list]] = defaultdict(list)
-    for sid, first, last, obj in db.execute(
-            "SELECT symbol_id, first_ord, last_ord, object FROM spans ORDER BY symbol_id, first_ord"):
+    sig_runs: dict[int, list[list]] = defaultdict(list)
+    for sid, first, last, obj, sig in db.execute(
+            "SELECT symbol_id, first_ord, last_ord, object, signature FROM spans "
+            "ORDER BY symbol_id, first_ord"):
+        sr = sig_runs[sid]
+        if sr and sr[-1][2] == sig and first == sr[-1][1] + 1:
+            sr[-1][1] = last
+        else:
+            sr.append([first, last, sig])
         r = runs[sid]
         if r and first == r[-1][1] + 1:
             r[-1][1] = last
@@ -100,6 +118,11 @@ def load(kb: KB) -> SiteData:
         if text:
             data.providers[sid] = text
     data.runs = dict(runs)
+    data.sig_runs = dict(sig_runs)
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'popularity'").fetchone():
+        data.popularity = {i: (r or 0, f or 0) for i, r, f in
+                           db.execute("SELECT id, refs, files FROM popularity")}
+    data.usage = read_usage()
     for sid, r in runs.items():
         data.availability[sid] = ", ".join(
             versions[a] if a == b else f"{versions[a]}–{versions[b]}" for a, b in r)

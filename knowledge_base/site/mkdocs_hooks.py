@@ -2,17 +2,27 @@
 
 Generated pages are already HTML (escaped by :mod:`knowledge_base.site.markup`); running
 Python-Markdown over megabytes of it was most of the build time. Pages whose front matter
-says ``tfdesk_raw: true`` skip Markdown and keep their HTML as it is. They are also left out of
-Material's per-page search parsing; the generator lists their search entries (names and
-summaries) in ``.tfdesk-search.json`` in the docs folder, and they join the index here.
+says ``tfdesk_raw: true`` skip Markdown and keep their HTML as it is.
+
+Search: the generator writes the index of every symbol (``search/tfd-index.json``, see
+:mod:`knowledge_base.site.search`); the hand-written pages (guides, admin) join it here, a
+page and each of its sections as an entry, so one box finds both.
 """
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
-SEARCH_FILE = ".tfdesk-search.json"
+INDEX_FILE = "search/tfd-index.json"
 _raw: dict[str, str] = {}
+_pages: list[list] = []
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def on_pre_build(config):
+    _raw.clear()
+    _pages.clear()
 
 
 def on_page_markdown(markdown, page, config, files):
@@ -22,16 +32,35 @@ def on_page_markdown(markdown, page, config, files):
     return markdown
 
 
+def _first_sentence(html: str, limit: int = 120) -> str:
+    text = " ".join(_TAGS.sub(" ", html).split())
+    first = text.split(". ", 1)[0]
+    return first if len(first) <= limit else first[:limit].rsplit(" ", 1)[0] + "…"
+
+
 def on_page_content(html, page, config, files):
     raw = _raw.pop(page.file.src_uri, None)
-    return html if raw is None else raw
+    if raw is not None:
+        return raw
+    title = page.title or page.url
+    body = re.sub(r"<h1[^>]*>.*?</h1>", "", html, count=1, flags=re.S)
+    _pages.append([title, "g", page.url, _first_sentence(body), [], [], "", 0, []])
+
+    def sections(items):
+        for item in items:
+            if item.level > 1:
+                _pages.append([f"{title} › {item.title}", "g", page.url + item.url, "", [], [],
+                               "", 0, []])
+            yield from sections(item.children)
+    list(sections(page.toc))
+    return html
 
 
 def on_post_build(config):
-    extra = Path(config["docs_dir"]) / SEARCH_FILE
-    index = Path(config["site_dir"]) / "search" / "search_index.json"
-    if not extra.is_file() or not index.is_file():
+    index = Path(config["site_dir"]) / INDEX_FILE
+    if not index.is_file():
         return
     data = json.loads(index.read_text(encoding="utf-8"))
-    data["docs"].extend(json.loads(extra.read_text(encoding="utf-8")))
-    index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    data["entries"].extend(_pages)
+    index.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False),
+                     encoding="utf-8")

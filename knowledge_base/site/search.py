@@ -1,78 +1,230 @@
-"""The site's search entries for generated pages, as data.
+"""The site's search index, built once at site-build time and read by tfdesk-search.js.
 
-Every symbol of the newest release is searchable from the box, class members included
-(``Model.fit``, ``Dataset.map``), with compact entries: the full name as title, the first
-sentence of its summary as text, never docstrings. Material builds its index in the browser
-at the first search, so the size of each entry is what the first search pays for.
+One entry per object: every name that ever named the same object in the same releases
+(``tf.nn.softmax``, ``tf.math.softmax``, ``tf.compat.v2.nn.softmax``) is folded into one
+entry under the name people use most (the usage counts of public guides, then the shortest
+name outside ``tf.compat``). The entry carries what a reader may type for it: its names, the
+TF1 names the upgrade tables map onto it (``tf.Session``), its parameters over all releases
+(``validation_split`` finds ``Model.fit``) and a one-line summary in plain text. Removed
+symbols keep their entries (their pages exist) and say when they went. The browser loads the
+file once, parses it once and ranks in memory (no index is built on a page load).
 
-Ranking: Material's lunr index ranks title matches by how much of the title they cover, so
-the exact, short names come first (mkdocs.yml's search separator splits dotted names, CamelCase
-and snake_case, so `fit` is a whole word of `tf.keras.Model.fit` but not of `fit_on_texts`); entries are boosted by how central the name is (classes
-and functions a module exports over their members), which puts ``tf.keras.Model.fit`` above
-the dozens of other ``fit`` methods.
+Format (``INDEX_FILE``, compact arrays; the script reads positions, see ``Entry``)::
 
-Every entry whose address has a ``#`` lands on a page that has an entry of its own (Material
-groups results by page and renders a section whose page has no entry as a dead link).
+    {"format": 1, "releases": [...], "params": ["x", "y", ...],
+     "entries": [[name, kind, url, summary, aliases, params, state, prior, tf1], ...]}
+
+``kind`` is a one-letter code (``KIND_CODES``); ``url`` is "" when the script can derive it
+from the name and kind (``default_url``), which keeps the file small; an alias is a name, or
+``[name, url]`` when its address is not the derived one.
 """
 from __future__ import annotations
 
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
-from knowledge_base.site.markup import esc
 
-# Mirrors of other namespaces and generated op wrappers: pages built, not indexed.
-SKIP_PREFIXES = ("tf.compat.v1.", "tf.compat.v2.", "tf.raw_ops.")
-SKIP_MODULES = ("tf.compat.v1", "tf.compat.v2", "tf.raw_ops")
-SUMMARY_CHARS = 90
-
-
-def _skipped(name: str) -> bool:
-    return name in SKIP_MODULES or name.startswith(SKIP_PREFIXES)
-
-
-# Material multiplies the score of a whole page by up to 4 and of a section on a page (a class
-# member, a constant) by up to 2; members get this back, or a name's own method would rank below
-# every page that merely mentions the word (measured: `fit` gave Tokenizer.fit_on_texts first).
-SECTION_BOOST = 2.5
-
-
-def _boost(s: dict) -> float:
-    """Shallow, exported names first; members as findable as pages."""
-    depth = s["name"].count(".")
-    b = {"module": 1.5, "class": 2.0, "function": 1.6}.get(s["kind"], 1.0)
-    if not links.has_own_page(s["kind"], s["parent"], s["module"]) and s["kind"] != "module":
-        b *= SECTION_BOOST
-    return round(b * (1.0 + max(0, 4 - depth) * 0.15), 2)
+INDEX_FILE = "search/tfd-index.json"
+FORMAT = 1
+SUMMARY_CHARS = 100
+# Kinds as one letter. Upper case: the symbol has a page of its own; lower case: a section
+# of its class's or module's page. "t": a TF1 name the upgrade tables list without a TF2
+# symbol; "g": a page or section that is not a symbol (guides, release pages).
+KIND_CODES = {"module": "M", "class": "C", "function": "F", "method": "d", "property": "p"}
+OWN_PAGE = frozenset("MCF")
+# Namespaces that mirror others: their names are aliases, never the name an entry goes by.
+MIRRORS = ("tf.compat.", "tf.raw_ops.")
+# Parameters every other function has: not worth a row in the index.
+SKIP_PARAMS = frozenset({"self", "cls", "name", "args", "kwargs", "*", "/"})
+_ASCII_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
-def _summary(text: str | None) -> str:
+@dataclass
+class Entry:
+    """One search result; ``row()`` is its form in the index file."""
+    name: str
+    kind: str
+    url: str
+    summary: str
+    aliases: list
+    params: list[int]
+    state: str            # "" (in the newest release), "removed in 2.16", "TF1 name"...
+    prior: int            # 0..20: how much people use it
+    tf1: list[str]
+
+    def row(self) -> list:
+        return [self.name, self.kind, self.url, self.summary, self.aliases, self.params,
+                self.state, self.prior, self.tf1]
+
+
+def kind_code(s: dict) -> str:
+    code = KIND_CODES.get(s["kind"], "k")
+    if code == "F" and not links.has_own_page(s["kind"], s["parent"], s["module"]):
+        return "d"
+    return code
+
+
+def default_url(name: str, code: str) -> str | None:
+    """The address tfdesk-search.js derives from a name and kind code (None: none derivable).
+    Must match the script's ``urlOf`` and :func:`knowledge_base.links.sym_path`."""
+    if not _ASCII_NAME.match(name) or "." not in name:
+        return None
+    if code in OWN_PAGE:
+        return f"api/{name}/"
+    return f"api/{name.rsplit('.', 1)[0]}/#{name}"
+
+
+def _url_for(s: dict, code: str) -> str:
+    url = links.sym_path(s)
+    return "" if default_url(s["name"], code) == url else url
+
+
+def plain(text: str | None, limit: int = SUMMARY_CHARS) -> str:
+    """The first sentence as plain text: no backticks, Markdown links as their words."""
     if not text:
         return ""
-    first = text.split(". ", 1)[0].rstrip(".")
-    return first if len(first) <= SUMMARY_CHARS else first[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
+    text = _MD_LINK.sub(r"\1", " ".join(text.split())).replace("`", "")
+    first = re.split(r"(?<=[a-z0-9)\]])\. ", text, maxsplit=1)[0].rstrip(".")
+    if len(first) <= limit:
+        return first
+    return first[:limit].rsplit(" ", 1)[0] + "…"
 
 
-def entries(data: SiteData) -> list[dict]:
-    def entry(loc: str, title: str, summary: str | None, boost: float | None = None) -> dict:
-        e = {"location": loc, "title": esc(title).replace("&#96;", "`"),
-             "text": esc(_summary(summary))}
-        if boost and boost != 1.0:
-            e["boost"] = boost
-        return e
-
-    chosen = [s for s in data.symbols if data.present(s) and not _skipped(s["name"])]
-    chosen.sort(key=lambda s: (s["depth"], s["name"]))
-    out = [entry(links.sym_path(s), s["name"], s["summary"], _boost(s)) for s in chosen]
-    pages = {e["location"] for e in out if "#" not in e["location"]}
-    for e in out:  # a section needs its page in the index (see above)
-        page = e["location"].partition("#")[0]
-        if "#" in e["location"] and page not in pages:
-            owner = page.removeprefix("api/").rstrip("/")
-            out.append(entry(page, owner, None))
-            pages.add(page)
-    out += [entry(links.release_page(v), f"What changed in TensorFlow {v}", None)
-            for v in data.versions]
-    out += [entry(links.RELEASES_PAGE, "Releases", None),
-            entry(links.MIGRATION_PAGE, "TF1 → TF2 migration", None),
-            entry("api/", "API reference", None)]
+def param_names(signature: str | None) -> list[str]:
+    """Parameter names of a signature string ``(self, x, *, y=1, **kw)``."""
+    if not signature or not signature.startswith("("):
+        return []
+    depth, cur, out = 0, [], []
+    quote = None
+    for ch in signature[1:signature.rfind(")")] + ",":
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            part = "".join(cur).strip()
+            cur = []
+            name = re.split(r"[=:]", part, maxsplit=1)[0].strip()
+            if name and not name.startswith("*") and name.isidentifier():
+                out.append(name)
+            continue
+        cur.append(ch)
     return out
+
+
+def _primary(names: list[dict], usage: dict[str, int]) -> dict:
+    """The name an entry goes by: most used in guides, then outside mirrors, then short."""
+    return min(names, key=lambda s: (-usage.get(s["name"], 0), s["name"].startswith(MIRRORS),
+                                      s["depth"], len(s["name"]), s["name"]))
+
+
+def _prior(group: list[dict], data: SiteData) -> int:
+    used = max(data.usage.get(s["name"], 0) for s in group)
+    refs = max(data.popularity.get(s["id"], (0, 0))[0] for s in group)
+    return min(20, round(2 * math.log2(1 + used + refs / 4)))
+
+
+def _state(s: dict, data: SiteData) -> str:
+    if data.present(s):
+        return "deprecated" if s["deprecated_in"] else ""
+    return f"removed in {s['removed_in']}" if s["removed_in"] else f"last in {s['last']}"
+
+
+def groups(data: SiteData) -> list[list[dict]]:
+    """Symbols folded by object (the same object in the same releases is one thing)."""
+    by_obj: dict[tuple, list[dict]] = defaultdict(list)
+    for s in data.symbols:
+        key = (s["object"], s["last_ord"], s["kind"]) if s["object"] else (s["name"],)
+        by_obj[key].append(s)
+    return list(by_obj.values())
+
+
+def symbol_entries(data: SiteData, params: dict[str, int]) -> tuple[list[Entry], dict[str, Entry]]:
+    out, by_name = [], {}
+    signatures = data.signatures
+    for group in groups(data):
+        main = _primary(group, data.usage)
+        code = kind_code(main)
+        aliases = []
+        for s in sorted(group, key=lambda s: (s["name"].startswith(MIRRORS), s["depth"], s["name"])):
+            if s is main:
+                continue
+            c = kind_code(s)
+            url = links.sym_path(s)
+            aliases.append(s["name"] if default_url(s["name"], code) == url and c == code
+                           else [s["name"], url])
+        names: list[str] = []
+        for s in group:
+            for sig in signatures.get(s["id"], [s["signature"]]):
+                names += [p for p in param_names(sig) if p not in SKIP_PARAMS]
+        pids = sorted({params.setdefault(p, len(params)) for p in names})
+        e = Entry(main["name"], code, _url_for(main, code), plain(main["summary"]), aliases,
+                  pids, _state(main, data), _prior(group, data), [])
+        out.append(e)
+        for s in group:
+            by_name[s["name"]] = e
+    return out, by_name
+
+
+def rename_entries(data: SiteData, by_name: dict[str, Entry]) -> list[Entry]:
+    """TF1 names: folded into their TF2 symbol's entry, or an entry pointing at their row in
+    the migration view when the tables name no symbol the KB has."""
+    out = []
+    for r in data.renames:
+        target = by_name.get(r["new"] or "")
+        if target is not None:
+            target.tf1.append(r["old"])
+            continue
+        what = plain(r["note"]) or (f"TF1 name; TF2: {r['new']}" if r["new"]
+                                    else "TF1 name with no TF2 equivalent")
+        out.append(Entry(r["old"], "t", f"{links.MIGRATION_PAGE}#{links.anchor(r['old'])}",
+                         what, [], [], "TF1 name", 0, []))
+    return out
+
+
+def page_entries(data: SiteData) -> list[Entry]:
+    def page(title: str, url: str, summary: str = "") -> Entry:
+        return Entry(title, "g", url, summary, [], [], "", 0, [])
+    out = []
+    for ord_, v in enumerate(data.versions):
+        info = data.releases[ord_]
+        keras = " ".join(x for x in (info.get("keras_source"), info.get("keras_version")) if x)
+        out.append(page(f"What changed in TensorFlow {v}", links.release_page(v),
+                        f"Release {v}: added, removed, changed; tf.keras from {keras}"
+                        if keras else f"Release {v}: added, removed, changed"))
+    out += [page("Releases", links.RELEASES_PAGE, "Every release; compare any two"),
+            page("TF1 → TF2 migration", links.MIGRATION_PAGE,
+                 "TF1 names and what TF2 calls them (tf_upgrade_v2 tables)"),
+            page("API reference", "api/", "Every module, class and function")]
+    return out
+
+
+def build_index(data: SiteData) -> dict:
+    params: dict[str, int] = {}
+    entries, by_name = symbol_entries(data, params)
+    entries += rename_entries(data, by_name)
+    entries += page_entries(data)
+    return {"format": FORMAT, "releases": data.versions,
+            "params": sorted(params, key=params.get),
+            "entries": [e.row() for e in entries]}
+
+
+def write_index(data: SiteData, docs_dir: Path) -> tuple[int, int]:
+    """Write the index into the docs folder (MkDocs copies it); (entries, bytes)."""
+    index = build_index(data)
+    path = Path(docs_dir) / INDEX_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(index, separators=(",", ":"), ensure_ascii=False)
+    path.write_text(text, encoding="utf-8")
+    return len(index["entries"]), len(text.encode("utf-8"))
