@@ -183,3 +183,19 @@ def test_serve_starts_the_web_view_beside_slack_unless_told_not_to(tmp_path):
     (tmp_path / "tfdesk.toml").write_text("[web]\nserve = false\n")
     assert start_beside_slack(load_config({"TFDESK_HOME": str(tmp_path)}), services) is None
     services.close()
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(['<script>alert(1)</script>', '"><img src=x onerror=alert(1)>',
+                        "javascript:alert(1)", "</td></tr></table><h1>x</h1>"]),
+       st.text(min_size=1, max_size=40))
+def test_hostile_names_are_shown_as_text(site, hostile, more):
+    from runners.store import JobStore
+    store = JobStore(site["home"] / "state.sqlite")
+    job, _ = store.create("train", {"script_name": hostile + more, "args": ["--note", hostile]},
+                          hostile, {}, "local", site["home"] / "jobs")
+    store.close()
+    with _client(site, OPERATOR) as c:
+        for path in (f"/runs/{job.id}", f"/runs?owner={httpx.QueryParams({'o': hostile})['o']}"):
+            text = c.get(path).text
+            assert "<script>" not in text and "<img" not in text and "<h1>x" not in text
