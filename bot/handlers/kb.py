@@ -113,6 +113,8 @@ def diff(ctx: Context, v1: str, v2: str, module: str | None) -> Reply:
     if data.get("swapped"):
         lines.insert(0, f"(newer release given first: showing what changed from {data['from']} "
                         f"to {data['to']})")
+    if data.get("keras"):
+        lines.append(f"Keras: {data['keras']['text']}")
 
     def section(title, items, fmt):
         if not items:
@@ -123,6 +125,7 @@ def diff(ctx: Context, v1: str, v2: str, module: str | None) -> Reply:
             lines.append(f"  … and {len(items) - MAX_LISTED} more (--json for all)")
 
     section("Added", data["added"], str)
+    section("Present but unusable (raise on use)", data.get("unusable", []), str)
     section("Removed", data["removed"], str)
     section("Moved", data["moved"], lambda m: f"{m['from']} → {m['to']}")
     section("Signature changed", data["changed"],

@@ -296,6 +296,12 @@ class Answers:
                        "moved": len(moved), "changed": len(changed),
                        "deprecated": len(deprecated)},
             "url": links.url(self.site_url, links.release_page(self.kb.versions[o2])),
+            # Facts of tf.keras depend on which Keras supplied it: said when that changed.
+            "keras": (self.kb.keras_switch(o1, o2) if not module or module == "tf" or
+                      module.startswith("tf.keras") else None),
+            "unusable": sorted(n for n, s in new.items() if '"how": "raises"' in (
+                s["deprecation"] or "") and '"how": "raises"' not in (
+                (old.get(n) or {}).get("deprecation") or "")),
         }
 
     def _state(self, ord_: int, module: str | None) -> dict[str, dict]:
