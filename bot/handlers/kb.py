@@ -20,8 +20,14 @@ def _symbol_lines(d: dict) -> list[str]:
         lines.append(f"    {d['summary']}")
     if d.get("note"):
         lines.append(f"    note: {d['note']}")
+    if d.get("unusable"):
+        lines.append(f"    present but unusable: raises {d['unusable'][:300]}")
+    if d.get("inherited_from"):
+        lines.append(f"    inherited from {d['inherited_from']}")
     if d.get("provided_by"):
-        lines.append(f"    provided by {d['provided_by']}, not by TensorFlow itself")
+        lines.append(f"    provided by {d['provided_by']}, not by TensorFlow itself"
+                     + (f"; {d['keras']} in {d.get('in_release') or d['last']}"
+                        if d.get("keras") else ""))
     if d.get("deprecated_in"):
         text = (d.get("deprecation") or "").strip().replace("\n", " ")
         lines.append(f"    deprecated in {d['deprecated_in']}" + (f": {text[:300]}" if text else ""))

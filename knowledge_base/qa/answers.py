@@ -16,6 +16,8 @@ from knowledge_base.store import KB
 from knowledge_base.qa import error_answers, pasted
 
 
+# Names whose facts come from the Keras that supplied tf.keras in that release.
+KERAS_NAMES = ("tf.keras.", "tf.optimizers.", "tf.losses.", "tf.metrics.", "tf.initializers.")
 # A full dotted name (tf.keras.Model.fit): asked for exactly, so answered exactly or not at all.
 DOTTED_PATH = re.compile(r"(?:tf|tensorflow|keras)(?:\.[A-Za-z_]\w*)+")
 # How a search hit may stand for a dotted name: the name itself, another spelling of it, its
@@ -74,6 +76,17 @@ class Answers:
         if ord_ is not None:
             out["in_release"] = self.kb.versions[ord_]
             out["present_in_release"] = span is not None
+        shown = ord_ if ord_ is not None else sym["last_ord"]
+        if sym["name"].startswith(KERAS_NAMES):
+            out["keras"] = self.kb.keras_label(shown)  # tf.keras facts depend on it
+        unusable = self.kb.unusable(sym, shown)
+        if unusable:
+            out["unusable"] = unusable
+        parent = self.kb.symbol(sym["parent"]) if sym["kind"] in (
+            "method", "property", "constant") and sym["parent"] else None
+        if (parent and parent["kind"] == "class" and sym["object"] and sym["canonical"] != sym["name"]
+                and sym["object"] != f"{parent['object']}.{sym['short']}"):
+            out["inherited_from"] = sym["canonical"].rpartition(".")[0]
         return out
 
     # -- ask --------------------------------------------------------------------------------
