@@ -64,6 +64,9 @@ def extracts() -> list[ReleaseExtract]:
 
     def common(ord_: int) -> list[SymbolRecord]:
         softmax_axis = "None" if ord_ == 0 else "-1"
+        # Model.fit gained validation_split in 2.5; 2.4 had nb_epoch (the release selector).
+        fit_params = (_p("self", x="None", y="None", epochs="1", nb_epoch="None") if ord_ == 0
+                      else _p("self", x="None", y="None", epochs="1", validation_split="0.0"))
         syms = [
             SymbolRecord("tf", "module", doc="TensorFlow."),
             SymbolRecord("tf.nn", "module", doc="Neural network ops."),
@@ -80,8 +83,7 @@ def extracts() -> list[ReleaseExtract]:
                          _p("self", "inputs", "outputs"),
                          doc="A model grouping layers into an object with training features."),
             SymbolRecord("tf.keras.Model.fit", "method", "keras.engine.training.Model.fit",
-                         _p("self", x="None", y="None", epochs="1", validation_split="0.0"),
-                         doc=FIT_DOC),
+                         fit_params, doc=FIT_DOC),
             SymbolRecord("tf.keras.layers", "module", doc=GENERATED_HEADER),
             SymbolRecord("tf.keras.layers.RandomFlip", "class",
                          "keras.layers.preprocessing.random_flip.RandomFlip",

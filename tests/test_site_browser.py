@@ -160,7 +160,7 @@ def test_class_page_renders_docstrings_links_and_release_selector(browser_site):
     args = fit.locator("div.tfd-args table").first
     assert args.is_visible()
     assert [c.inner_text() for c in args.locator("tbody tr td:first-child").all()] == \
-        ["x", "y", "epochs"]
+        ["x", "y", "epochs", "validation_split"]
     # The >>> example is highlighted (Pygments' prompt class, styled by Material).
     prompt = fit.locator("code.language-pycon span.gp").first
     assert prompt.is_visible() and prompt.inner_text().strip() == ">>>"
@@ -180,6 +180,35 @@ def test_class_page_renders_docstrings_links_and_release_selector(browser_site):
     fit.locator('a:has(code:text-is("tf.data.Dataset"))').first.click()
     page.wait_for_url("**/api/tf.data.Dataset/")
     assert page.locator("h1").inner_text().strip() == "tf.data.Dataset"
+
+
+def test_release_selector_shows_that_releases_signature(browser_site):
+    """On a function page: 2.4's softmax had axis=None, later ones axis=-1."""
+    base, page, tmp = browser_site
+    page.goto(base + "api/tf.nn.softmax/", wait_until="load")
+    sig = page.locator("pre.tfd-sig code").first
+    assert sig.inner_text() == "softmax(logits, axis=-1, name=None)"
+    select = page.locator("select.tfd-release-select").first
+    select.select_option(label="TensorFlow 2.4")
+    assert sig.inner_text() == "softmax(logits, axis=None, name=None)"
+    assert page.locator(".tfd-release-note").first.is_visible()
+    page.screenshot(path=str(tmp / "release-2.4.png"))
+    select.select_option(label="TensorFlow 2.6")
+    assert sig.inner_text() == "softmax(logits, axis=-1, name=None)"
+    select.select_option(label="every release")
+    assert not page.locator(".tfd-release-note").first.is_visible()
+    # A member on a class page: 2.4's fit had nb_epoch, not validation_split.
+    page.goto(base + "api/tf.keras.Model/", wait_until="load")
+    fit = page.locator('.tfd-entry:has([id="tf.keras.Model.fit"])')
+    row = fit.locator('tr[data-tfd-param="validation_split"]')
+    page.locator("select.tfd-release-select").first.select_option(label="TensorFlow 2.4")
+    assert "nb_epoch" in fit.locator("pre.tfd-sig code").inner_text()
+    assert "tfd-absent" in row.get_attribute("class")
+    assert "nb_epoch" in fit.locator(".tfd-params-only").inner_text()
+    page.locator("select.tfd-release-select").first.select_option(label="TensorFlow 2.6")
+    assert "tfd-absent" not in (row.get_attribute("class") or "")
+    assert fit.locator(".tfd-params-only").count() == 0
+    page.locator("select.tfd-release-select").first.select_option(label="every release")
 
 
 def test_old_addresses_are_forwarded(browser_site):

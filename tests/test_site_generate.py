@@ -7,6 +7,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from knowledge_base import links
 from knowledge_base.site import generate
@@ -114,8 +116,10 @@ def test_docstrings_are_rendered_not_dumped(kb, tmp_path):
     args = re.search(r'<p class="tfd-section">Args</p><div class="tfd-args"><table>(.*?)</table>',
                      fit, re.S)
     assert args, "no Args table"
-    names = re.findall(r"<tr><td><code>([^<]+)</code></td>", args.group(1))
-    assert names == ["x", "y", "epochs"]
+    names = re.findall(r'<tr data-tfd-param="[^"]+"><td><code>([^<]+)</code></td>', args.group(1))
+    # Every parameter of the signature, in its order; the undocumented one says so.
+    assert names == ["x", "y", "epochs", "validation_split"]
+    assert "not described" in args.group(1).split('data-tfd-param="validation_split"')[1]
     assert '<p class="tfd-section">Returns</p>' in fit and "RuntimeError" in fit
     assert "Args:" not in fit and "<pre class=\"tfd-doc\"" not in fit
     # The >>> example is highlighted as a Python console session.
@@ -177,3 +181,34 @@ def test_release_pages_group_changes_by_module(kb, tmp_path):
     assert "no replacement" in mig
     rel = page_file(tmp_path, links.RELEASES_PAGE).read_text()
     assert rel.index(">2.6<") < rel.index(">2.4<")  # newest first
+
+
+def test_constructor_args_come_from_the_signature(kb, tmp_path):
+    """A class whose docstring has no Args still lists its constructor's parameters."""
+    generate(kb, tmp_path)
+    page = page_of(tmp_path, "tf.keras.layers.RandomFlip", kb)
+    args = re.search(r'<p class="tfd-section">Args</p>(.*?)</table>', page, re.S).group(1)
+    assert re.findall(r'data-tfd-param="([^"]+)"', args) == ["mode", "seed"]
+    assert "&#x27;horizontal_and_vertical&#x27;" in args
+
+
+_md_line = st.one_of(
+    st.builds(lambda n, t: "#" * n + " " + t, st.integers(1, 6), st.text(alphabet="abc :=-", max_size=20)),
+    st.builds(lambda a, u: f"![{a}]({u})", st.text(alphabet="ab ", max_size=5),
+              st.sampled_from(["http://e.test/x.png", "//cdn.test/y.svg", "https://a.b/c.gif"])),
+    st.builds(lambda t, u: f"[{t}]({u})", st.text(alphabet="ab ", min_size=1, max_size=5),
+              st.sampled_from(["https://x.test/", "http://y.test/a b"])),
+    st.sampled_from(["```python", "```", "Args:", "  x: a value # pylint: disable=line-too-long",
+                     "Returns:", "  A thing.", "", "text", "    indented", ">>> 1 + 1", "2"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_md_line, max_size=12))
+def test_docstrings_never_set_headings_or_load_images(lines):
+    """Whatever Markdown a docstring holds, its HTML has no heading (the page title is the
+    symbol's), loads nothing (images become links) and keeps no pylint directive."""
+    from knowledge_base.site.docstrings import Renderer
+    html = Renderer().docstring("Summary.\n\n" + "\n".join(lines))
+    assert not re.search(r"<h[1-6][ >]", html)
+    assert "<img" not in html and "pylint:" not in html

@@ -13,7 +13,8 @@ from knowledge_base import links
 from knowledge_base.site import generate
 from knowledge_base.site.data import load
 from knowledge_base.site.markup import page_file
-from knowledge_base.site.search import (OWN_PAGE, build_index, default_url, param_names, plain)
+from knowledge_base.site.params import param_names, split_params
+from knowledge_base.site.search import OWN_PAGE, build_index, default_url, plain
 from knowledge_base.store import KB
 from site_kb import ODD_NAME, make_kb
 
@@ -111,6 +112,7 @@ def test_param_names_reads_any_signature(params, star):
         parts.append("**kwargs")
     sig = "(" + ", ".join(parts) + ")"
     assert param_names(sig) == [n for n, _ in params], sig
+    assert [p.default for p in split_params(sig) if not p.stars] == [d for _, d in params]
 
 
 _segment = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)

@@ -21,7 +21,7 @@ from knowledge_base.site.data import SiteData
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.entries import (badges, deprecation, doc_body, entry, history, intro,
                                          linker, releases_attr)
-from knowledge_base.site.markup import badge, esc, esc_code, link, rel, write_page
+from knowledge_base.site.markup import badge, esc, link, rel, write_page
 
 # Table sections of a module page, in order: (heading, kinds).
 MODULE_SECTIONS = (("Classes", ("class",)), ("Functions", ("function",)),
@@ -49,16 +49,19 @@ def api_pages(data: SiteData, docs_dir: Path, renderer: Renderer | None = None) 
             stats.append(_class_page(data, r, docs_dir, s))
         elif links.has_own_page(s["kind"], s["parent"], s["module"]):
             stats.append(_function_page(data, r, docs_dir, s))
-    stats.append(_api_index(data, docs_dir))
+    stats.append(_api_index(data, r, docs_dir))
     return stats
 
 
 def release_select(data: SiteData) -> str:
-    """The release selector: tfdesk.js dims every row and entry the chosen release lacks."""
+    """The release selector: tfdesk.js dims every row and entry the chosen release lacks and
+    shows each signature and its parameters as that release had them."""
     opts = "".join(f'<option value="{i}">TensorFlow {esc(v)}</option>'
                    for i, v in reversed(list(enumerate(data.versions))))
     return (f'<p class="tfd-release"><label>Show as in <select class="tfd-release-select">'
-            f'<option value="">every release</option>{opts}</select></label></p>')
+            f'<option value="">every release</option>{opts}</select></label>'
+            f'<span class="tfd-release-note" hidden> Signatures and parameters as in that '
+            f'release; descriptions are TensorFlow {esc(data.newest)}\'s.</span></p>')
 
 
 def _crumbs(data: SiteData, s: dict, page: str) -> str:
@@ -73,10 +76,11 @@ def _crumbs(data: SiteData, s: dict, page: str) -> str:
     return f'<p class="tfd-crumbs">{" › ".join(reversed(chain))}</p>' if chain else ""
 
 
-def _table(data: SiteData, page: str, heading: str, syms: list[dict], forward: bool) -> str:
+def _table(data: SiteData, r: Renderer, page: str, heading: str, syms: list[dict],
+           forward: bool) -> str:
     """Rows: name (linked), availability / state, one-line summary. With ``forward``, a row of
     a symbol with its own page carries the symbol's old anchor and where it lives now."""
-    rows = []
+    rows, href = [], linker(data, page)
     for s in syms:
         target = links.sym_path(s)
         rid = ""
@@ -88,7 +92,7 @@ def _table(data: SiteData, page: str, heading: str, syms: list[dict], forward: b
         avail = esc(data.availability.get(s["id"], ""))
         rows.append(f'<tr{rid}{releases_attr(data, s)}><td>{link(page, target, label)}</td>'
                     f'<td class="tfd-rel">{avail}{state}</td>'
-                    f'<td>{esc_code(s["summary"] or "")}</td></tr>')
+                    f'<td>{r.inline(s["summary"] or "", href)}</td></tr>')
     return (f'<h2 id="tfd--{esc(heading.lower().replace(" ", "-"))}">{esc(heading)}</h2>'
             f'<table class="tfd-index"><thead><tr><th>Name</th><th>Releases</th>'
             f'<th>Summary</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
@@ -116,7 +120,8 @@ def _module_page(data: SiteData, r: Renderer, docs_dir: Path, module: str,
         blocks.append(_crumbs(data, self_sym, page))
         blocks.append(f'<p class="tfd-badges">{badges(data, self_sym)}</p>')
         if self_sym["summary"]:
-            blocks.append(f'<p class="tfd-summary">{esc_code(self_sym["summary"])}</p>')
+            blocks.append(f'<p class="tfd-summary">'
+                          f'{r.inline(self_sym["summary"], linker(data, page))}</p>')
         blocks += deprecation(data, self_sym, page)
         body = doc_body(self_sym)
         if body:
@@ -129,12 +134,12 @@ def _module_page(data: SiteData, r: Renderer, docs_dir: Path, module: str,
                       f'</code>.</p>')
     subs = data.modules_under.get(module, [])
     if subs:
-        blocks.append(_table(data, page, "Modules", sorted(subs, key=lambda s: s["name"]), False))
+        blocks.append(_table(data, r, page, "Modules", sorted(subs, key=lambda s: s["name"]), False))
     tops = [s for s in syms if s["name"] != module and s["parent"] in (module, None)
             and s["kind"] != "module"]
     constants = []
     for heading, group in _sections(tops, MODULE_SECTIONS, data):
-        blocks.append(_table(data, page, heading, group, True))
+        blocks.append(_table(data, r, page, heading, group, True))
         if heading == "Constants":
             constants = group
     blocks += [entry(data, r, s, page, 3) for s in constants]
@@ -150,7 +155,7 @@ def _class_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageSta
     members = data.children.get(s["name"], [])
     sections = _sections(members, CLASS_SECTIONS, data)
     for heading, group in sections:
-        blocks.append(_table(data, page, heading, group, False))
+        blocks.append(_table(data, r, page, heading, group, False))
     for heading, group in sections:
         full = [m for m in group if not links.has_own_page(m["kind"], m["parent"], m["module"])]
         if full:
@@ -162,20 +167,21 @@ def _class_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageSta
 
 def _function_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageStat:
     page = links.sym_path(s)
-    blocks = [_crumbs(data, s, page), f'<div class="tfd-entry"{releases_attr(data, s)}>']
+    blocks = [release_select(data), _crumbs(data, s, page),
+              f'<div class="tfd-entry"{releases_attr(data, s)}>']
     blocks += intro(data, r, s, page)
     blocks.append("</div>")
     return PageStat(page, write_page(docs_dir, page, s["name"], blocks))
 
 
-def _api_index(data: SiteData, docs_dir: Path) -> PageStat:
+def _api_index(data: SiteData, r: Renderer, docs_dir: Path) -> PageStat:
     page = "api/"
     rows_now, rows_gone = [], []
     for module in sorted(data.by_module):
         syms = data.by_module[module]
         present = sum(1 for s in syms if data.present(s))
         self_sym = data.by_name.get(module)
-        summary = esc_code(self_sym["summary"]) if self_sym and self_sym["summary"] else ""
+        summary = r.inline(self_sym["summary"]) if self_sym and self_sym["summary"] else ""
         row = (f'<tr><td>{link(page, links.module_page(module), module)}</td>'
                f'<td>{present}</td><td>{summary}</td></tr>')
         (rows_now if present else rows_gone).append(row)

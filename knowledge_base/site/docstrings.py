@@ -20,6 +20,7 @@ from pygments.lexers import PythonConsoleLexer, PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from knowledge_base.site.markup import esc, fence_safe
+from knowledge_base.site.params import Param
 
 # griffe reports docstring oddities (wrong indentation, unknown parameters) through logging;
 # TensorFlow's docstrings have thousands and none of them stop a page from rendering.
@@ -29,6 +30,8 @@ logging.getLogger("griffe").setLevel(logging.CRITICAL)
 Linker = Callable[[str], "str | None"]
 
 _FORMATTER = HtmlFormatter(nowrap=True)
+# Source comments that leaked into docstrings ("# pylint: disable=line-too-long"): never docs.
+_PYLINT = re.compile(r"#\s*pylint:\s*[\w-]+=[\w,-]+")
 _DOCTEST_START = re.compile(r"^(\s*)>>> ")
 _TF_NAME = re.compile(r"^tf(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
@@ -84,6 +87,13 @@ class Renderer:
         self.md.enable("table")
         self.md.add_render_rule("fence", lambda _r, tokens, idx, options, env: code_block(
             tokens[idx].content, (tokens[idx].info or "python").strip().split()[0].lower()))
+        # A docstring never sets the page's headings (a "# comment" in it became the title of
+        # tf.function): a heading renders as a section label; an image is linked, not loaded.
+        self.md.add_render_rule("heading_open", lambda _r, tokens, idx, options, env:
+                                '<p class="tfd-section">')
+        self.md.add_render_rule("heading_close", lambda _r, tokens, idx, options, env: "</p>")
+        self.md.add_render_rule("image", lambda _r, tokens, idx, options, env: _image_link(
+            tokens[idx]))
         self._linker: Linker | None = None
         # markdown-it binds render rules to its renderer: a closure keeps ours on self.
         self.md.add_render_rule("code_inline",
@@ -103,24 +113,75 @@ class Renderer:
     def markdown(self, text: str, linker: Linker | None = None) -> str:
         self._linker = linker
         try:
-            return fence_safe(self.md.render(_fence_doctests(text)))
+            return fence_safe(self.md.render(_fence_doctests(_PYLINT.sub("", text))))
         finally:
             self._linker = None
 
-    def docstring(self, text: str, linker: Linker | None = None) -> str:
-        """The whole docstring body as HTML sections (empty string for an empty docstring)."""
-        text = (text or "").strip("\n")
-        if not text.strip():
-            return ""
+    def inline(self, text: str, linker: Linker | None = None) -> str:
+        """One line (a summary) as inline HTML: code, links and emphasis, no block."""
+        self._linker = linker
         try:
-            sections = Docstring(_dedent(text), lineno=1).parse(Parser.google, warnings=False)
-        except Exception:  # noqa: BLE001 - a docstring griffe cannot read is shown as prose
-            return f'<div class="tfd-doc">{self.markdown(text, linker)}</div>'
-        parts = [self._section(s, linker) for s in sections]
-        return '<div class="tfd-doc">' + "".join(p for p in parts if p) + "</div>"
+            return fence_safe(self.md.renderInline(_PYLINT.sub("", text or "")))
+        finally:
+            self._linker = None
+
+    def docstring(self, text: str, linker: Linker | None = None,
+                  params: list[Param] | None = None) -> str:
+        """The whole docstring body as HTML sections (empty string for nothing to show).
+
+        With ``params`` (the signature's), the Args table has a row for every parameter, in
+        signature order with its default, described where the docstring describes it: a class
+        whose constructor arguments are undocumented (tf.GradientTape) still lists them.
+        """
+        text = (text or "").strip("\n")
+        sections = []
+        if text.strip():
+            try:
+                sections = Docstring(_dedent(text), lineno=1).parse(Parser.google,
+                                                                    warnings=False)
+            except Exception:  # noqa: BLE001 - a docstring griffe cannot read is prose
+                sections = None
+        if sections is None:
+            parts = [self.markdown(text, linker)]
+        else:
+            parts, merged = [], False
+            for s in sections:
+                if params is not None and _kind(s) == "parameters" and not merged:
+                    parts.append(self.params_table(s.value, params, linker))
+                    merged = True
+                else:
+                    parts.append(self._section(s, linker))
+            if params and not merged:
+                at = 1 if sections and _kind(sections[0]) == "text" else 0
+                parts.insert(at, self.params_table([], params, linker))
+        body = "".join(p for p in parts if p)
+        return f'<div class="tfd-doc">{body}</div>' if body else ""
+
+    def params_table(self, documented, params: list[Param], linker: Linker | None) -> str:
+        """Args: each row carries ``data-tfd-param`` (the release selector marks the rows a
+        release's signature lacks)."""
+        docs = {d.name.lstrip("*"): d.description for d in documented}
+        rows, seen = [], set()
+        for p in params:
+            seen.add(p.name)
+            desc = docs.get(p.name)
+            if desc is None and p.stars:
+                continue  # *args / **kwargs nobody described
+            rows.append((p.name, p.stars + p.name, p.default, desc))
+        rows += [(n, n, None, d) for n, d in docs.items() if n not in seen]
+        body = "".join(
+            f'<tr data-tfd-param="{esc(key)}"><td><code>{esc(label)}</code></td>'
+            f'<td>{f"<code>{esc(default)}</code>" if default is not None else ""}</td>'
+            f'<td>{self.markdown(desc, linker) if desc else _UNDESCRIBED}</td></tr>'
+            for key, label, default, desc in rows)
+        if not body:
+            return ""
+        return ('<p class="tfd-section">Args</p><div class="tfd-args"><table><thead><tr>'
+                '<th>Name</th><th>Default</th><th>Description</th></tr></thead>'
+                f'<tbody>{body}</tbody></table></div>')
 
     def _section(self, s, linker: Linker | None) -> str:
-        kind = s.kind.value if hasattr(s.kind, "value") else str(s.kind)
+        kind = _kind(s)
         if kind == "text":
             return self.markdown(s.value, linker)
         if kind in ("parameters", "other parameters", "attributes"):
@@ -165,6 +226,20 @@ class Renderer:
         # A table without a class gets Material's own table style; the div carries ours.
         return (f'<p class="tfd-section">{esc(title)}</p><div class="tfd-args"><table>'
                 f'<thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>')
+
+
+_UNDESCRIBED = '<span class="tfd-undoc">not described in the docstring</span>'
+
+
+def _kind(section) -> str:
+    return section.kind.value if hasattr(section.kind, "value") else str(section.kind)
+
+
+def _image_link(token) -> str:
+    """An image in a docstring, as a link to it: the site loads nothing from other hosts."""
+    src = token.attrGet("src") or ""
+    alt = "".join(c.content for c in token.children or []) or "image"
+    return f'<a class="tfd-image" href="{esc(src)}">[image: {esc(alt)}]</a>'
 
 
 def _annotation(item) -> str:

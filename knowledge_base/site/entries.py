@@ -4,10 +4,13 @@ the release pages, which link to symbols the same way.
 """
 from __future__ import annotations
 
+import json
+
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.markup import badge, esc, esc_code, link, rel
+from knowledge_base.site.params import param_names, split_params
 
 EVENT_WORDS = {"added": "added", "removed": "removed", "signature_changed": "signature changed",
                "deprecated": "deprecated", "undeprecated": "no longer deprecated",
@@ -19,6 +22,17 @@ def releases_attr(data: SiteData, s: dict) -> str:
     (tfdesk.js) dims what the chosen release does not have."""
     runs = data.runs.get(s["id"]) or [[s["first_ord"], s["last_ord"]]]
     return f' data-tfd-r="{",".join(f"{a}-{b}" for a, b in runs)}"'
+
+
+def sigs_attr(data: SiteData, s: dict) -> str:
+    """``data-tfd-sigs``: each run of releases with its signature and parameter names, for the
+    release selector (tfdesk.js) to show the chosen release's; only where it ever changed."""
+    runs = data.sig_runs.get(s["id"]) or []
+    if len({sig for _, _, sig in runs}) < 2:
+        return ""
+    payload = [[a, b, None if sig is None else s["short"] + sig, param_names(sig)]
+               for a, b, sig in runs]
+    return f' data-tfd-sigs="{esc(json.dumps(payload, separators=(",", ":")))}"'
 
 
 def badges(data: SiteData, s: dict) -> str:
@@ -162,10 +176,10 @@ def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
     """Everything about ``s`` but its heading: badges, signature, summary, docs, history."""
     parts = [f'<p class="tfd-badges">{badges(data, s)}</p>']
     if s["signature"] is not None:
-        parts.append(f'<pre class="tfd-sig"><code>{esc(s["short"] + s["signature"])}'
-                     f'</code></pre>')
+        parts.append(f'<pre class="tfd-sig"{sigs_attr(data, s)}><code>'
+                     f'{esc(s["short"] + s["signature"])}</code></pre>')
     if s["summary"]:
-        parts.append(f'<p class="tfd-summary">{esc_code(s["summary"])}</p>')
+        parts.append(f'<p class="tfd-summary">{r.inline(s["summary"], linker(data, page))}</p>')
     parts += deprecation(data, s, page)
     aliases = data.aliases.get(s["id"])
     if aliases:
@@ -173,9 +187,10 @@ def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
         names = ", ".join(symbol_link(data, n, page) for n in shown)
         more = f" and {len(aliases) - len(shown)} more" if len(aliases) > len(shown) else ""
         parts.append(f'<p class="tfd-aliases">Also: {names}{more}</p>')
-    body = doc_body(s)
-    if body:
-        parts.append(r.docstring(body, linker(data, page)))
+    params = split_params(s["signature"]) if s["signature"] is not None else None
+    doc = r.docstring(doc_body(s), linker(data, page), params)
+    if doc:
+        parts.append(doc)
     sigs = signature_by_release(data, s)
     if sigs:
         parts.append(sigs)

@@ -38,9 +38,28 @@ def _first_sentence(html: str, limit: int = 120) -> str:
     return first if len(first) <= limit else first[:limit].rsplit(" ", 1)[0] + "…"
 
 
+_HEADING = re.compile(r'<h([23]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+
+
+def raw_toc(html: str):
+    """The table of contents of a generated page (its h2 sections and the h3 entries under
+    them: a class's members), for Material's sidebar: MkDocs builds none for raw HTML."""
+    from mkdocs.structure.toc import get_toc
+    tokens: list[dict] = []
+    for level, ident, inner in _HEADING.findall(html):
+        title = " ".join(_TAGS.sub("", inner.replace("¶", "")).split())
+        token = {"level": int(level), "id": ident, "name": title, "children": []}
+        if level == "3" and tokens:
+            tokens[-1]["children"].append(token)
+        else:
+            tokens.append(token)
+    return get_toc(tokens)
+
+
 def on_page_content(html, page, config, files):
     raw = _raw.pop(page.file.src_uri, None)
     if raw is not None:
+        page.toc = raw_toc(raw)
         return raw
     title = page.title or page.url
     body = re.sub(r"<h1[^>]*>.*?</h1>", "", html, count=1, flags=re.S)

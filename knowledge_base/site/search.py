@@ -29,6 +29,7 @@ from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
+from knowledge_base.site.params import param_names
 
 INDEX_FILE = "search/tfd-index.json"
 FORMAT = 1
@@ -41,7 +42,7 @@ OWN_PAGE = frozenset("MCF")
 # Namespaces that mirror others: their names are aliases, never the name an entry goes by.
 MIRRORS = ("tf.compat.", "tf.raw_ops.")
 # Parameters every other function has: not worth a row in the index.
-SKIP_PARAMS = frozenset({"self", "cls", "name", "args", "kwargs", "*", "/"})
+SKIP_PARAMS = frozenset({"name"})
 _ASCII_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _MD_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
@@ -95,32 +96,6 @@ def plain(text: str | None, limit: int = SUMMARY_CHARS) -> str:
     if len(first) <= limit:
         return first
     return first[:limit].rsplit(" ", 1)[0] + "…"
-
-
-def param_names(signature: str | None) -> list[str]:
-    """Parameter names of a signature string ``(self, x, *, y=1, **kw)``."""
-    if not signature or not signature.startswith("("):
-        return []
-    depth, cur, out = 0, [], []
-    quote = None
-    for ch in signature[1:signature.rfind(")")] + ",":
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            part = "".join(cur).strip()
-            cur = []
-            name = re.split(r"[=:]", part, maxsplit=1)[0].strip()
-            if name and not name.startswith("*") and name.isidentifier():
-                out.append(name)
-            continue
-        cur.append(ch)
-    return out
 
 
 def _primary(names: list[dict], usage: dict[str, int]) -> dict:

@@ -4,7 +4,11 @@
 //    (api/tf.keras/#tf.keras.Model.fit) finds no element: the longest dotted prefix that is
 //    such a row (tf.keras.Model) says where the member now lives.
 // 2. The release selector dims every row and entry that the chosen release does not have
-//    (data-tfd-r holds runs of release ordinals, "0-3,5-19"); the choice is remembered.
+//    (data-tfd-r holds runs of release ordinals, "0-3,5-19"); the choice is remembered. A
+//    signature that changed over the releases (data-tfd-sigs: [[first, last, signature,
+//    [parameter names]]]) shows the chosen release's, and its entry's Args rows
+//    (data-tfd-param) that release lacks are marked; parameters only that release had are
+//    named under the table. The description stays the newest release's (the KB keeps one).
 (function () {
   function follow() {
     var id = decodeURIComponent(window.location.hash.slice(1));
@@ -28,12 +32,56 @@
     });
   }
 
+  function runAt(runs, ord) {
+    for (var i = 0; i < runs.length; i++) if (ord >= runs[i][0] && ord <= runs[i][1]) return runs[i];
+    return null;
+  }
+
+  function showSignature(pre, ord, label) {
+    var code = pre.querySelector("code");
+    if (!pre.hasAttribute("data-tfd-newest")) pre.setAttribute("data-tfd-newest", code.textContent);
+    var entry = pre.closest(".tfd-entry") || document;
+    var run = ord === null ? null : runAt(JSON.parse(pre.getAttribute("data-tfd-sigs")), ord);
+    code.textContent = run && run[2] !== null ? run[2] : pre.getAttribute("data-tfd-newest");
+    pre.classList.toggle("tfd-sig-other", !!run && run[2] !== pre.getAttribute("data-tfd-newest"));
+    var params = run ? run[3] : null;
+    var listed = {};
+    entry.querySelectorAll("tr[data-tfd-param]").forEach(function (tr) {
+      var name = tr.getAttribute("data-tfd-param");
+      listed[name] = true;
+      var gone = !!params && params.indexOf(name) < 0;
+      tr.classList.toggle("tfd-absent", gone);
+      tr.title = gone ? "not a parameter in TensorFlow " + label : "";
+    });
+    var note = entry.querySelector(".tfd-params-only");
+    if (note) note.remove();
+    var only = (params || []).filter(function (p) { return !listed[p]; });
+    var table = entry.querySelector("div.tfd-args");
+    if (only.length && table) {
+      note = document.createElement("p");
+      note.className = "tfd-params-only";
+      note.textContent = "Also a parameter in TensorFlow " + label + ": " + only.join(", ");
+      table.after(note);
+    }
+  }
+
   function showRelease(value) {
     var ord = value === "" ? null : +value;
+    var label = "";
     document.querySelectorAll("[data-tfd-r]").forEach(function (el) {
       el.classList.toggle("tfd-absent", ord !== null && !has(el.getAttribute("data-tfd-r"), ord));
     });
-    document.querySelectorAll("select.tfd-release-select").forEach(function (s) { s.value = value; });
+    document.querySelectorAll("select.tfd-release-select").forEach(function (s) {
+      s.value = value;
+      var opt = s.options[s.selectedIndex];
+      label = opt ? opt.textContent.replace(/^TensorFlow /, "") : "";
+    });
+    document.querySelectorAll("pre.tfd-sig[data-tfd-sigs]").forEach(function (pre) {
+      showSignature(pre, ord, label);
+    });
+    document.querySelectorAll(".tfd-release-note").forEach(function (n) {
+      n.hidden = ord === null;
+    });
   }
 
   function setup() {
