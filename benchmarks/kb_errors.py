@@ -30,9 +30,10 @@ KERAS = [ROOT / ".venv-runner-tf221/lib/python3.11/site-packages/keras",
 def open_answers(kb_path: str | None):
     from knowledge_base.pipeline import load_shipped
     from knowledge_base.qa.answers import Answers
+    from knowledge_base.qa.semantic import Vectors
     if kb_path is None:
         kb_path = str(Path(tempfile.mkdtemp()) / "kb.sqlite")
-        load_shipped(Path(kb_path))
+        load_shipped(Path(kb_path), indexes=[Vectors()])
     return Answers.open(Path(kb_path), "http://docs.test/")
 
 

@@ -62,9 +62,10 @@ def shipped_load() -> None:
     import tempfile
 
     from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
+    from knowledge_base.qa.semantic import Vectors
     with tempfile.TemporaryDirectory() as tmp:
         c0, t0 = time.process_time(), time.perf_counter()
-        stats = load_shipped(Path(tmp) / "kb.sqlite")
+        stats = load_shipped(Path(tmp) / "kb.sqlite", indexes=[Vectors()])
         cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     print(f"kb load from the shipped extract ({SHIPPED_EXTRACT.stat().st_size / 1e6:.1f} MB, "
           f"{stats['releases']} releases, {stats['symbols']} symbols): {wall:.1f} s wall, "

@@ -69,7 +69,7 @@ def quality(a: Answers, queries: list[dict], verbose: bool, label: str = "qualit
         def ok(name: str) -> bool:
             return name in accepted or (obj.get(name) in accepted_objs)
 
-        hits = a.searcher.search(item["q"], limit=5)
+        hits = a.questions.search(item["q"], limit=5)
         names = [h.name for h in hits]
         if successors:
             newer = {replaced[n] for n in accepted if n in replaced}
@@ -112,13 +112,13 @@ def mark_close(a: Answers, queries: list[dict]) -> list[dict]:
     a rewording of it. Real users ask the same things again, so a new real question may come
     from a thread that an earlier session's paraphrase was written from; the results without
     those are the ones that say how the search does on questions it has never seen."""
-    book = a.searcher.phrasebooks.get("asked")
+    book = a.questions.phrasebooks.get("asked")
     if book is None:
         return [{**q, "near": "n/a"} for q in queries]
-    from knowledge_base.search import clean_query
+    from knowledge_base.names import clean_query
     # One question at a time, as the search embeds them: a batch would raise the peak memory
     # this benchmark reports for the search.
-    best = [float((book.matrix @ a.searcher.semantic.vector(clean_query(q["q"]))).max())
+    best = [float((book.matrix @ a.questions.semantic.vector(clean_query(q["q"]))).max())
             for q in queries]
     return [{**q, "near": "close" if b >= CLOSE else "not-close"}
             for q, b in zip(queries, best)]
@@ -179,7 +179,7 @@ def main() -> int:
     cfg = load_config()
     t0 = time.perf_counter()
     a = Answers.open(Path(args.kb) if args.kb else cfg.kb_path, cfg.site_url)
-    _ = a.searcher
+    _ = a.questions
     load_s = time.perf_counter() - t0
     names = [r[0] for r in a.kb.db.execute("SELECT name FROM symbols")]
     print(f"KB: {len(a.kb.versions)} releases ({a.kb.versions[0]}–{a.kb.newest}), "
@@ -202,12 +202,12 @@ def main() -> int:
                 f"real users' questions ({path}); by whether a training question is a "
                 f"rewording (cosine >= {CLOSE})", "targets: top-1 >= 55%, top-5 >= 80%",
                 by="near", successors=True)
-    if getattr(a.searcher, "semantic", None) is None and hasattr(a.searcher, "semantic"):
-        print(f"  (semantic index unavailable: {a.searcher.semantic_error})")
+    if getattr(a.questions, "semantic", None) is None and hasattr(a.questions, "semantic"):
+        print(f"  (semantic index unavailable: {a.questions.semantic_error})")
 
     mixed = mixed_queries(a, queries, args.n)
-    timed(lambda q: a.searcher.search(q, limit=5), mixed[:50])  # warm caches
-    ours, ours_cpu = timed(lambda q: a.searcher.search(q, limit=5), mixed)
+    timed(lambda q: a.questions.search(q, limit=5), mixed[:50])  # warm caches
+    ours, ours_cpu = timed(lambda q: a.questions.search(q, limit=5), mixed)
     base, base_cpu = timed(lambda q: process.extract(q, names, scorer=fuzz.WRatio, limit=5),
                            mixed)
     print(f"speed: {len(mixed)} mixed queries on one core (load average "
@@ -222,10 +222,10 @@ def main() -> int:
               f"(targets: names p99 < 10 ms, questions p99 < 50 ms; below)")
     # Names and questions have different targets: p99 < 10 ms and < 50 ms.
     qs = [q["q"] for q in untuned]
-    timed(lambda q: a.searcher.search(q, limit=5), qs[:10])
-    qwall, qcpu = timed(lambda q: a.searcher.search(q, limit=5), qs * 3)
+    timed(lambda q: a.questions.search(q, limit=5), qs[:10])
+    qwall, qcpu = timed(lambda q: a.questions.search(q, limit=5), qs * 3)
     names_only = [q for q in mixed if " " not in q]
-    nwall, ncpu = timed(lambda q: a.searcher.search(q, limit=5), names_only)
+    nwall, ncpu = timed(lambda q: a.questions.search(q, limit=5), names_only)
     for label, xs, ys in (("names    ", nwall, ncpu), ("questions", qwall, qcpu)):
         print(f"  {label} wall p50 {pct(xs, 50):6.2f} ms  p99 {pct(xs, 99):6.2f} ms   "
               f"cpu p50 {pct(ys, 50):6.2f} ms  p99 {pct(ys, 99):6.2f} ms  ({len(xs)} queries)")

@@ -74,7 +74,7 @@ def ask_phase(base: str, stub: SlackStub, kb_path: Path, n: int) -> bool:
     beside the same searches in this process."""
     from knowledge_base.qa.answers import Answers
     answers = Answers.open(kb_path, "http://docs.test/")
-    _ = answers.searcher  # built once, as tfdesk serve builds it before its first request
+    _ = answers.questions  # built once, as tfdesk serve builds it before its first request
     local = []
     for i in range(max(n, 50)):
         t = time.perf_counter()
@@ -267,7 +267,8 @@ def main() -> int:
         stub = SlackStub().start()
         if args.ask:
             from knowledge_base.pipeline import load_shipped
-            load_shipped(Path(tmp) / "kb.sqlite")
+            from knowledge_base.qa.semantic import Vectors
+            load_shipped(Path(tmp) / "kb.sqlite", indexes=[Vectors()])
         proc, base = start_serve(Path(tmp), stub)
         try:
             if args.only_ask:

@@ -86,7 +86,7 @@ class Services:
     def warm(self) -> None:
         """Build the search index now (a server does it before its first request)."""
         try:
-            _ = self.answers.searcher
+            _ = self.answers.questions
         except Exception:  # noqa: BLE001 - no KB yet: 'ask' will say so when asked
             pass
 

@@ -19,16 +19,16 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 
 import sqlite_utils
 from packaging.version import Version
 
 from knowledge_base import popularity
-from knowledge_base.qa import semantic
 from knowledge_base import inheritance
 from knowledge_base.errors import KBError
 from knowledge_base.names import canonical_rank, name_words, part_words
+from knowledge_base.words import terms_of
 from knowledge_base.signatures import (describe_signature_change, parse_params,  # noqa: F401
                                        signature_change)
 from knowledge_base.records import RAISES, METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
@@ -164,14 +164,6 @@ def read_merged(path: Path) -> Merged:
 DOC_HEAD = 800
 _MEMBER_KINDS = (METHOD, PROPERTY, "constant")
 COVER_HEAD = 300
-_TERM = re.compile(r"[A-Za-z0-9]+")
-
-
-def terms_of(text: str) -> str:
-    """Porter stems of the words of ``text`` (each once): what a question's words are compared
-    with. The searcher stems the question with the same stemmer."""
-    from knowledge_base.search import stem
-    return " ".join(dict.fromkeys(stem(w.lower()) for w in _TERM.findall(text)))
 
 
 def summary_of(doc: str) -> str:
@@ -201,12 +193,35 @@ def module_of(name: str, kind: str, kinds: dict[str, str]) -> tuple[str, str | N
 
 # -- the SQLite file ---------------------------------------------------------------------------
 
+class IndexText(NamedTuple):
+    """A symbol's row of the words index, as a derived index reads it."""
+    id: int
+    name: str
+    words: str       # the leaf's words
+    path: str        # the parent's words
+    summary: str
+    doc: str
+
+
+class DerivedIndex(Protocol):
+    """A table built from the words index's rows in the same transaction, by a layer above
+    the core (the question wing's semantic vectors): the core builds it without knowing it."""
+
+    def inputs(self) -> list[Path]:
+        """Files it reads: their checksums go into the KB's source stamp."""
+
+    def build(self, conn, rows: list[IndexText], progress: Progress | None) -> dict:
+        """Write its tables; return statistics."""
+
+    def export(self, conn, extract: Path) -> None:
+        """Write what ships beside an exported extract."""
+
+
 def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
              progress: Progress | None = None, meta: dict[str, str] | None = None,
-             vectors: Path | None = semantic.SHIPPED_VECTORS) -> dict:
+             indexes: Sequence[DerivedIndex] = ()) -> dict:
     """Write the KB for ``source`` to ``out_path`` atomically; return build statistics.
-    ``vectors``: precomputed question-search vectors to reuse where a symbol's text is
-    unchanged (the rest are embedded now)."""
+    ``indexes``: derived tables to build too (see DerivedIndex)."""
     t0 = time.perf_counter()
     merged = source if isinstance(source, Merged) else merge(source)
     merged = inheritance.expand(merged)
@@ -217,7 +232,7 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
     tmp = out_path.with_name(out_path.name + f".{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:
-        stats = _write(merged, tmp, progress, meta or {}, vectors)
+        stats = _write(merged, tmp, progress, meta or {}, indexes)
         os.replace(tmp, out_path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -226,7 +241,7 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
 
 
 def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str],
-           vectors: Path | None) -> dict:
+           indexes: Sequence[DerivedIndex]) -> dict:
     versions = [r.version for r in m.releases]
     newest = len(versions) - 1
     db = sqlite_utils.Database(path)
@@ -380,11 +395,10 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
                         ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
         db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
         extra = popularity.build(db.conn)
-        # The semantic index covers what the words index covers (see above).
-        extra |= semantic.build(db.conn, [
-            (sid, names[sid - 1], semantic.symbol_text(words, path, summary, doc),
-             semantic.name_text(names[sid - 1], summary))
-            for sid, words, path, summary, doc in fts_rows], vectors, progress)
+        # Derived indexes cover what the words index covers (see above).
+        texts = [IndexText(sid, names[sid - 1], *row) for sid, *row in fts_rows]
+        for index in indexes:
+            extra |= index.build(db.conn, texts, progress)
     db.close()
     return {"releases": len(versions), "symbols": len(names), "events": len(events),
             "renames": len(m.renames), "bytes": path.stat().st_size, **extra}

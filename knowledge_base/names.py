@@ -43,3 +43,79 @@ def canonical_rank(name: str) -> tuple:
     parts = name.split(".")
     return ("compat" in parts, "raw_ops" in parts, name.startswith(KERAS_ALIAS_MODULES),
             "experimental" in parts, len(parts), name)
+
+
+# -- how people write a name ------------------------------------------------------------------
+
+MAX_QUERY = 300
+_NAMEISH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\.?(\(\))?$")
+
+
+def is_name(q: str) -> bool:
+    """Written as a name (tf.nn.softmax, EarlyStopping, fit()), not in words."""
+    return bool(_NAMEISH.match(q))
+
+
+def wants_compat(q: str) -> bool:
+    """The query asks for TF1 API (tf.compat..., a .v1. part)."""
+    return "compat" in q or "v1" in q.split(".")
+
+
+def clean_query(query: str) -> str:
+    """Any input becomes a short, valid str: bad UTF-8 replaced, whitespace collapsed."""
+    if isinstance(query, bytes):
+        query = query.decode("utf-8", "replace")
+    query = query.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    query = " ".join(query.split())[:MAX_QUERY]
+    return query.strip("`'\" ")
+
+
+def spellings(q: str) -> list[tuple[str, str]]:
+    """The ways people write a TF name, each with a note when it is not literal."""
+    out = [(q, "")]
+    if q.startswith("tensorflow."):
+        out.append(("tf." + q[len("tensorflow."):], ""))
+    elif q.startswith("keras."):
+        out.append(("tf." + q, ""))
+    elif not q.startswith("tf.") and "." in q:
+        out.append(("tf." + q, ""))
+    if q.startswith("tf.contrib."):
+        # tf.contrib left in TF 2.0; most of tf.contrib.X.Y lived on as tf.X.Y (or its
+        # compat.v1 copy), so try that name when the upgrade tables do not know it.
+        rest = q[len("tf.contrib."):]
+        out.append(("tf." + rest, f"tf.contrib was removed in TF 2.0; closest: tf.{rest}"))
+    for cand, _ in list(out):
+        if cand.startswith("tf.compat.v2."):
+            out.append(("tf." + cand[len("tf.compat.v2."):], "tf.compat.v2 mirrors tf"))
+        if cand.startswith("tf.") and not cand.startswith("tf.compat."):
+            out.append(("tf.compat.v1." + cand[3:], f"{cand} is TF1 API, kept as tf.compat.v1"))
+    return out
+
+
+# -- what a symbol is, whatever is asked ------------------------------------------------------
+
+TRAITS = ("removed", "compat", "experimental", "keras_copy", "member", "dunder", "alias", "depth")
+
+
+def traits(name: str, depth: int, last: int, newest: int, kind: str,
+           canonical: str | None) -> tuple[float, ...]:
+    """What a symbol is, independent of any question, in the order of TRAITS: the name prior
+    (NAME_PRIOR) weighs this tuple, and the question ranker sees it as features."""
+    parts = name.split(".")
+    return (float(last < newest), float("compat" in parts), float("experimental" in parts),
+            float(name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src."))),
+            float(kind in ("method", "property")), float(parts[-1].startswith("__")),
+            float(bool(canonical) and canonical != name), float(depth))
+
+
+# What the name prior makes of each of ``traits`` (in that order): not in the
+# newest release, tf.compat, experimental, Keras' own copies of core ops (people mostly mean
+# the tf.* op), member, operator method (__getitem__: listed, but below ordinary members),
+# alias, depth. The question ranker learns what the same traits are worth.
+NAME_PRIOR = (-0.4, -0.6, -0.25, -0.1, -0.15, -0.35, -0.15, -0.04)
+RAW_OPS_PRIOR = -0.9
+
+
+def name_prior(name: str, traits: tuple[float, ...]) -> float:
+    p = sum(w * t for w, t in zip(NAME_PRIOR, traits))
+    return p + (RAW_OPS_PRIOR if "raw_ops" in name.split(".") else 0.0)

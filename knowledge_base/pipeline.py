@@ -6,13 +6,12 @@ import hashlib
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from packaging.version import InvalidVersion, Version
 
 from knowledge_base import popularity
-from knowledge_base.qa import semantic
-from knowledge_base.builder import build_kb, merge, read_merged, write_merged
+from knowledge_base.builder import DerivedIndex, build_kb, merge, read_merged, write_merged
 from knowledge_base.errors import KBError
 from knowledge_base.records import ReleaseExtract
 from knowledge_base.store import FORMAT_VERSION
@@ -30,14 +29,15 @@ def file_sha(path: Path) -> str:
 
 
 def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = False,
-                 progress: Progress | None = None) -> dict:
-    """Build the KB from the compact extract unless the KB there already came from it."""
+                 progress: Progress | None = None, *,
+                 indexes: Sequence[DerivedIndex]) -> dict:
+    """Build the KB from the compact extract unless the KB there already came from it (and
+    from the same inputs of ``indexes``, the derived tables the caller wants)."""
     if not extract.is_file():
         raise KBError(f"no shipped extract at {extract}; build from wheels with 'tfdesk kb build'")
     sha = file_sha(extract)
-    vectors = semantic.vectors_path(extract)
-    if vectors.is_file():
-        sha += "+" + file_sha(vectors)
+    for path in (p for index in indexes for p in index.inputs()):
+        sha += "+" + file_sha(path)
     if kb_path.is_file() and not force:
         try:
             meta = dict(sqlite3.connect(f"file:{kb_path}?mode=ro", uri=True).execute(
@@ -52,7 +52,7 @@ def load_shipped(kb_path: Path, extract: Path = SHIPPED_EXTRACT, force: bool = F
         progress("loading KB extract", None, None)
     merged = read_merged(extract)
     stats = build_kb(merged, kb_path, progress, meta={"source": f"extract:{sha}"},
-                     vectors=vectors)
+                     indexes=indexes)
     return {"skipped": False, "path": str(kb_path), **stats}
 
 
@@ -86,7 +86,8 @@ def parse_versions(spec: str | None, available: list[str]) -> list[str]:
 
 def build_from_wheels(versions: list[str], wheel_dir: Path, extract_dir: Path, kb_path: Path,
                       download: bool = True, export: Path | None = None,
-                      progress: Progress | None = None) -> dict:
+                      progress: Progress | None = None, *,
+                      indexes: Sequence[DerivedIndex]) -> dict:
     """Extract each release once (cached under ``extract_dir``), then build the KB."""
     from knowledge_base import extract as extractor
     from knowledge_base import wheels as wheelmod
@@ -124,11 +125,13 @@ def build_from_wheels(versions: list[str], wheel_dir: Path, extract_dir: Path, k
             except (OSError, ValueError, EOFError):
                 pass
     merged = merge(extracts)
-    stats = build_kb(merged, kb_path, progress, meta={"source": "wheels"})
+    stats = build_kb(merged, kb_path, progress, meta={"source": "wheels"}, indexes=indexes)
     if export:
         write_merged(merged, export)
-        # The question-search vectors ship beside the extract: kb load reuses them.
+        # What derived indexes ship beside the extract (question-search vectors): kb load
+        # reuses it.
         with closing(sqlite3.connect(kb_path)) as db:
-            semantic.export(db, semantic.vectors_path(export))
+            for index in indexes:
+                index.export(db, export)
         stats["exported"] = str(export)
     return {**stats, "per_release": done}

@@ -1,15 +1,14 @@
-"""Ranked symbol search over the KB.
+"""Name lookup over the KB: which symbols a query names, ranked.
 
-A query is tried, in order of confidence, as:
-
-1. a name: exact (``tf.nn.softmax``), with ``tensorflow.``/``keras.`` spellings, legacy TF1
-   names through the upgrade tables (``tf.Session`` -> ``tf.compat.v1.Session``), a member a
-   TF2 class inherits (``tf.keras.Model.set_weights`` -> ``tf.keras.layers.Layer.set_weights``,
-   see :mod:`knowledge_base.inherited`), a trailing part (``nn.softmax``), a short name
-   (``softmax``, ``EarlyStopping``);
-2. a misspelt name: each dotted part matched against the children of the part before it
-   (``tf.nn.softmx``), or the short name against all short names (rapidfuzz);
-3. words: SQLite FTS5 (BM25) over the name's words, summaries and docstrings.
+A query is tried, in order of confidence, as a name: exact (``tf.nn.softmax``), with
+``tensorflow.``/``keras.`` spellings, legacy TF1 names through the upgrade tables
+(``tf.Session`` -> ``tf.compat.v1.Session``), a member a TF2 class inherits
+(``tf.keras.Model.set_weights`` -> ``tf.keras.layers.Layer.set_weights``, see
+:mod:`knowledge_base.inherited`), a trailing part (``nn.softmax``), a short name (``softmax``,
+``EarlyStopping``); then as a misspelt name: each dotted part matched against the children of
+the part before it (``tf.nn.softmx``), or the short name against all short names (rapidfuzz).
+Questions in words are the question wing's (:mod:`knowledge_base.qa.index`), which adds its
+hits to the same :class:`Hits`.
 
 Every candidate also gets a prior that prefers what people mean: present in the newest release,
 not ``tf.compat.v1``/``tf.raw_ops``/``experimental`` unless asked for, shallow, not a member.
@@ -17,23 +16,16 @@ not ``tf.compat.v1``/``tf.raw_ops``/``experimental`` unless asked for, shallow, 
 from __future__ import annotations
 
 import functools
-import math
 import re
 import sqlite3
 from dataclasses import dataclass
-from functools import cached_property
 
-import snowballstemmer
 from rapidfuzz import fuzz, process
 
 from knowledge_base import popularity
-from knowledge_base.qa import phrasebook, questions, semantic
-from knowledge_base.errors import KBError
 from knowledge_base.inherited import Inherited, resolve as resolve_inherited
-from knowledge_base.qa.questions import STOPWORDS  # noqa: F401 - re-exported for concepts, tests
-
-MAX_QUERY = 300
-_NAMEISH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*\.?(\(\))?$")
+from knowledge_base.names import (clean_query, is_name, name_prior, spellings, traits,
+                                  wants_compat)
 
 
 @dataclass
@@ -43,6 +35,40 @@ class Hit:
     score: float
     how: str          # exact, alias, legacy, inherited, defined, parent, suffix, short, fuzzy, text
     note: str = ""    # e.g. the legacy name it came from
+
+
+class Hits(dict):
+    """The candidates of one query (id -> best Hit), each scored with the name prior."""
+
+    def __init__(self, searcher: "Searcher", compat: bool):
+        super().__init__()
+        self.searcher = searcher
+        self.compat = compat
+
+    def add(self, sid: int, score: float, how: str, note: str = "", prior_weight: float = 0.25):
+        s = self.searcher
+        prior = s.prior[sid]
+        if self.compat and ".compat." in s.names[sid]:
+            prior += 0.5
+        total = score + prior_weight * prior
+        if sid not in self or self[sid].score < total:
+            self[sid] = Hit(sid, s.names[sid], total, how, note)
+
+    def convincing(self) -> bool:
+        return any(h.score >= 0.6 for h in self.values())
+
+    def ranked(self, limit: int) -> list[Hit]:
+        """Best first, one line per object: aliases of a better-ranked hit add nothing."""
+        out, seen = [], set()
+        for h in sorted(self.values(), key=lambda h: (-h.score, h.name)):
+            obj = self.searcher.objects.get(h.id)
+            if obj and obj in seen and h.how != "exact":
+                continue
+            seen.add(obj)
+            out.append(h)
+            if len(out) == limit:
+                break
+        return out
 
 
 class Searcher:
@@ -72,64 +98,31 @@ class Searcher:
             self.short.setdefault(short.lower(), []).append(sid)
             parent, _, leaf = name.rpartition(".")
             self.children.setdefault(parent, {})[leaf] = sid
-            self.traits[sid] = questions.traits(name, depth, last, newest_ord, kind, canonical)
-            self.prior[sid] = _prior(name, self.traits[sid])
+            self.traits[sid] = traits(name, depth, last, newest_ord, kind, canonical)
+            self.prior[sid] = name_prior(name, self.traits[sid])
         self.short_keys = list(self.short)
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
         # Per searcher (the answers depend on this KB): a name asked again is not resolved again.
         self.inherited = functools.lru_cache(maxsize=1024)(self._inherited)
-        # Document count per (porter-stemmed) term, to leave out words too common to matter.
-        self.df = dict(db.execute("SELECT term, doc FROM symbols_fts_vocab"))
-        self.n_docs = max(1, len(self.names))
-        self.stem = stem
-        self._vocab = [t for t, d in self.df.items() if d >= 3 and t.isalpha()]
-        self.semantic_error = ""
         self.evidence = refs = popularity.load(db)
         for sid, n in refs.items():
             if sid in self.prior:
                 self.prior[sid] += popularity.prior(n)
 
     # -- public ---------------------------------------------------------------------------
+    def hits(self, q: str) -> Hits:
+        """The name hits of a cleaned query (none unless it is written as a name)."""
+        found = Hits(self, wants_compat(q))
+        if is_name(q):
+            self._names(q.rstrip(".").removesuffix("()"), found.add)
+        return found
+
     def search(self, query: str, limit: int = 5) -> list[Hit]:
+        """The symbols a name means, best first (questions in words: the question wing)."""
         q = clean_query(query)
-        if not q:
-            return []
-        compat = wants_compat(q)
-        hits: dict[int, Hit] = {}
-
-        def add(sid: int, score: float, how: str, note: str = "", prior_weight: float = 0.25):
-            prior = self.prior[sid]
-            if compat and ".compat." in self.names[sid]:
-                prior += 0.5
-            total = score + prior_weight * prior
-            if sid not in hits or hits[sid].score < total:
-                hits[sid] = Hit(sid, self.names[sid], total, how, note)
-
-        name = q.rstrip(".").removesuffix("()")
-        nameish = is_name(q)
-        if nameish:
-            self._names(name, add)
-        # Words only when the name gave nothing convincing; for a name-like query they are
-        # a weak fallback (its words are the name's own parts).
-        if not nameish or not any(h.score >= 0.6 for h in hits.values()):
-            for sid, z in questions.rank(self, q, compat, meaning=not nameish):
-                # The ranker's score is unbounded: squashed into (0, 1) like the name scores,
-                # which for a name-like query here are all weak ones.
-                add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
-        ranked = sorted(hits.values(), key=lambda h: (-h.score, h.name))
-        # One line per object: aliases of a better-ranked hit add nothing.
-        out, seen = [], set()
-        for h in ranked:
-            obj = self.objects.get(h.id)
-            if obj and obj in seen and h.how != "exact":
-                continue
-            seen.add(obj)
-            out.append(h)
-            if len(out) == limit:
-                break
-        return out
+        return self.hits(q).ranked(limit) if q else []
 
     def nearest_names(self, query: str, limit: int = 5) -> list[str]:
         """Closest names by spelling alone, for 'did you mean'."""
@@ -143,29 +136,21 @@ class Searcher:
             out.append(self.names[best])
         return out
 
-    def resolve(self, name: str) -> Hit | None:
-        """The one symbol a name means (for history): exact, spellings, legacy names, then
-        the best name-like match."""
-        hits = self.search(name, limit=1)
-        if hits and hits[0].how != "text":
-            return hits[0]
-        return None
-
     # -- name matching ----------------------------------------------------------------------
     def match_name(self, q: str, add) -> None:
         """Every way ``q`` may name a symbol, reported as ``add(id, score, how, note)``."""
         self._names(q, add)
 
     def _names(self, q: str, add) -> None:
-        spellings = _spellings(q)
+        spelled = spellings(q)
         # A name that is still public is not "TF1 API" just because tf.compat.v1 has it too.
-        literal = any(c in self.name_to_id for c, n in spellings if not n.endswith("tf.compat.v1"))
+        literal = any(c in self.name_to_id for c, n in spelled if not n.endswith("tf.compat.v1"))
         # Nor is a member that a TF2 class inherits from another public class, which the KB
         # lists only where it is defined (tf.keras.Model.set_weights is Layer's).
         inh = None if literal else self.inherited(q)
         if inh is not None:
             self._add_inherited(inh, add)
-        for cand, note in spellings:
+        for cand, note in spelled:
             sid = self.name_to_id.get(cand)
             if sid is not None:
                 if (literal or inh is not None and inh.shown) and note.endswith("tf.compat.v1"):
@@ -185,7 +170,7 @@ class Searcher:
             for sid in self.lower.get(cand.lower(), ()):
                 add(sid, 0.95, "exact")
         self._renamed_prefix(q, add)
-        self._listed_parent(q, spellings, add, inh)
+        self._listed_parent(q, spelled, add, inh)
         parts = q.split(".")
         leaf = parts[-1].lower()
         if len(parts) > 1:
@@ -205,10 +190,10 @@ class Searcher:
                 for sid in self.short[key]:
                     add(sid, 0.8 * score / 100, "fuzzy")
 
-    def _listed_parent(self, q: str, spellings, add, inh: Inherited | None = None) -> None:
+    def _listed_parent(self, q: str, spelled, add, inh: Inherited | None = None) -> None:
         """A dotted name the KB does not list, under one it does: the deepest listed part is
         what the user is after (after where an inherited member is defined, when known)."""
-        literal = [c for c, note in spellings if not note.endswith("tf.compat.v1")]
+        literal = [c for c, note in spelled if not note.endswith("tf.compat.v1")]
         if any(c in self.name_to_id for c in literal) or q.count(".") < 3:
             return
         for cand in literal:
@@ -227,7 +212,7 @@ class Searcher:
         inherits it from another public class: see :mod:`knowledge_base.inherited`. Called
         as ``self.inherited`` (cached)."""
         q = q.rstrip(".").removesuffix("()")
-        for cand, note in _spellings(q):
+        for cand, note in spellings(q):
             parent, _, member = cand.rpartition(".")
             sid = self.name_to_id.get(parent)
             if (note.endswith("tf.compat.v1") or note.startswith("tf.contrib")
@@ -326,77 +311,3 @@ class Searcher:
     def _mentioned(self, text: str) -> list[int]:
         return [self.name_to_id[m] for m in re.findall(r"tf\.[\w.]*\w", text)
                 if m in self.name_to_id][:2]
-
-    # -- words ------------------------------------------------------------------------------
-    @cached_property
-    def semantic(self):
-        """The semantic index, or None (with ``semantic_error`` saying why)."""
-        try:
-            return semantic.Index.load(self.db)
-        except KBError as exc:
-            self.semantic_error = str(exc)
-            return None
-
-    @cached_property
-    def phrasebooks(self) -> dict[str, phrasebook.Book]:
-        """Known questions and guide sentences, as vectors (empty without the model)."""
-        if self.semantic is None:
-            return {}
-        return phrasebook.load_all(semantic.MODEL, self.name_to_id)
-
-
-stem = functools.lru_cache(maxsize=65536)(snowballstemmer.stemmer("porter").stemWord)
-
-
-def is_name(q: str) -> bool:
-    """Written as a name (tf.nn.softmax, EarlyStopping, fit()), not in words."""
-    return bool(_NAMEISH.match(q))
-
-
-def wants_compat(q: str) -> bool:
-    """The query asks for TF1 API (tf.compat..., a .v1. part)."""
-    return "compat" in q or "v1" in q.split(".")
-
-
-def clean_query(query: str) -> str:
-    """Any input becomes a short, valid str: bad UTF-8 replaced, whitespace collapsed."""
-    if isinstance(query, bytes):
-        query = query.decode("utf-8", "replace")
-    query = query.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    query = " ".join(query.split())[:MAX_QUERY]
-    return query.strip("`'\" ")
-
-
-def _spellings(q: str) -> list[tuple[str, str]]:
-    """The ways people write a TF name, each with a note when it is not literal."""
-    out = [(q, "")]
-    if q.startswith("tensorflow."):
-        out.append(("tf." + q[len("tensorflow."):], ""))
-    elif q.startswith("keras."):
-        out.append(("tf." + q, ""))
-    elif not q.startswith("tf.") and "." in q:
-        out.append(("tf." + q, ""))
-    if q.startswith("tf.contrib."):
-        # tf.contrib left in TF 2.0; most of tf.contrib.X.Y lived on as tf.X.Y (or its
-        # compat.v1 copy), so try that name when the upgrade tables do not know it.
-        rest = q[len("tf.contrib."):]
-        out.append(("tf." + rest, f"tf.contrib was removed in TF 2.0; closest: tf.{rest}"))
-    for cand, _ in list(out):
-        if cand.startswith("tf.compat.v2."):
-            out.append(("tf." + cand[len("tf.compat.v2."):], "tf.compat.v2 mirrors tf"))
-        if cand.startswith("tf.") and not cand.startswith("tf.compat."):
-            out.append(("tf.compat.v1." + cand[3:], f"{cand} is TF1 API, kept as tf.compat.v1"))
-    return out
-
-
-# What the name prior makes of each of ``questions.traits`` (in that order): not in the
-# newest release, tf.compat, experimental, Keras' own copies of core ops (people mostly mean
-# the tf.* op), member, operator method (__getitem__: listed, but below ordinary members),
-# alias, depth. The question ranker learns what the same traits are worth.
-NAME_PRIOR = (-0.4, -0.6, -0.25, -0.1, -0.15, -0.35, -0.15, -0.04)
-RAW_OPS_PRIOR = -0.9
-
-
-def _prior(name: str, traits: tuple[float, ...]) -> float:
-    p = sum(w * t for w, t in zip(NAME_PRIOR, traits))
-    return p + (RAW_OPS_PRIOR if "raw_ops" in name.split(".") else 0.0)

@@ -4,6 +4,7 @@ import pytest
 from bot import commands
 
 from knowledge_base.qa.answers import Answers
+from knowledge_base.qa.semantic import Vectors
 from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
 
 commands.load()  # the command table, filled once as a process's edge (bot.cli.main) does
@@ -15,5 +16,5 @@ def shipped_kb(tmp_path_factory):
     if not SHIPPED_EXTRACT.is_file():
         pytest.skip("no shipped extract")
     path = tmp_path_factory.mktemp("kb") / "kb.sqlite"
-    load_shipped(path)
+    load_shipped(path, indexes=[Vectors()])
     return Answers.open(path, "http://docs.test/")

@@ -13,6 +13,7 @@ from bot.dispatch import run_line
 from bot.parser import UsageError, parse
 from bot.registry import COMMANDS
 from knowledge_base.builder import build_kb
+from knowledge_base.qa.semantic import Vectors
 from tests.kbdata import history_releases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def home(tmp_path):
-    build_kb(history_releases(), tmp_path / "kb.sqlite")
+    build_kb(history_releases(), tmp_path / "kb.sqlite", indexes=[Vectors()])
     return tmp_path
 
 

@@ -7,7 +7,7 @@ import yaml
 
 from knowledge_base.qa import concepts
 from knowledge_base.pipeline import SHIPPED_EXTRACT
-from knowledge_base.search import STOPWORDS, stem
+from knowledge_base.words import STOPWORDS, stem
 
 pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 
@@ -48,7 +48,7 @@ def test_every_meant_name_in_shipped_kb(shipped_kb):
 
 
 def test_phrases_are_specific(shipped_kb):
-    s = shipped_kb.searcher
+    s = shipped_kb.questions
     bad = []
     for item in ITEMS:
         for phrase in item["say"]:

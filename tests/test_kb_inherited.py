@@ -78,7 +78,7 @@ def test_tf1_names_and_tf1_only_members_still_say_so(kb):
     assert first["name"] == "tf.compat.v1.data.Dataset.make_one_shot_iterator"
     assert first["note"] == ("tf.data.Dataset.make_one_shot_iterator is TF1 API, kept as "
                              "tf.compat.v1")
-    assert kb.searcher.inherited("tf.data.Dataset.make_one_shot_iterator") is None
+    assert kb.lookup.inherited("tf.data.Dataset.make_one_shot_iterator") is None
 
 
 def test_unknown_member_of_a_real_class_is_not_found(kb):

@@ -12,6 +12,7 @@ import pytest
 
 from knowledge_base.qa.answers import UnknownSymbol
 from knowledge_base.builder import build_kb
+from knowledge_base.qa.semantic import Vectors
 from tests.kbdata import history_releases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +45,7 @@ def test_other_spellings_legacy_names_and_free_text_are_still_answered(shipped_k
 
 
 def test_terminal_exits_non_zero_with_suggestions(tmp_path):
-    build_kb(history_releases(), tmp_path / "kb.sqlite")
+    build_kb(history_releases(), tmp_path / "kb.sqlite", indexes=[Vectors()])
     env = {**os.environ, "TFDESK_HOME": str(tmp_path)}
 
     def cli(*args):

@@ -9,7 +9,7 @@ import yaml
 
 from knowledge_base.qa import phrasebook, semantic
 from knowledge_base.pipeline import SHIPPED_EXTRACT
-from knowledge_base.search import clean_query, is_name
+from knowledge_base.names import clean_query, is_name
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 ASKED = phrasebook.BOOKS["asked"]

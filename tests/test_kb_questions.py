@@ -45,22 +45,22 @@ CASES = [
 def test_question_answered(shipped_kb, question, accept, n):
     a = shipped_kb
     objs = {a.kb.symbol(x)["object"] for x in accept if a.kb.symbol(x)}
-    hits = a.searcher.search(question, limit=n)
+    hits = a.questions.search(question, limit=n)
     got = [h.name for h in hits]
     ok = [g for g in got if g in accept or a.kb.symbol(g)["object"] in objs]
     assert ok, f"{question!r}: got {got}, want one of {sorted(accept)}"
 
 
 def test_canonical_name_before_keras_ops_twin(shipped_kb):
-    hits = shipped_kb.searcher.search("concatenate tensors", limit=3)
+    hits = shipped_kb.questions.search("concatenate tensors", limit=3)
     assert hits[0].name in ("tf.concat",), [h.name for h in hits]
     # Saying Keras brings the Keras op back up.
-    keras = shipped_kb.searcher.search("keras ops concatenate", limit=3)
+    keras = shipped_kb.questions.search("keras ops concatenate", limit=3)
     assert any(h.name.startswith("tf.keras") for h in keras)
 
 
 def test_operator_methods_searchable_but_below_ordinary_members(shipped_kb):
-    s = shipped_kb.searcher
+    s = shipped_kb.lookup
     hits = s.search("tf.Tensor.__getitem__", limit=1)
     assert hits and hits[0].name == "tf.Tensor.__getitem__"
     op, member = s.name_to_id["tf.Tensor.__getitem__"], s.name_to_id["tf.Tensor.get_shape"]

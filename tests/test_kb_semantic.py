@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from knowledge_base.qa import minilm, questions, semantic
+from knowledge_base.qa.semantic import Vectors
 from knowledge_base.builder import build_kb
 from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
 from tests.kbdata import history_releases
@@ -48,13 +49,13 @@ def test_other_model_files_are_refused(tmp_path):
 
 
 def test_vectors_are_reused_only_for_unchanged_texts(tmp_path):
-    first = build_kb(history_releases(), tmp_path / "a.sqlite", vectors=None)
+    first = build_kb(history_releases(), tmp_path / "a.sqlite", indexes=[Vectors(None)])
     # Two views of each symbol (doc, name), each embedded.
     assert first["vectors"] > 0 and first["vectors_embedded"] == 2 * first["vectors"]
     shipped = tmp_path / "x.vectors.npz"
     with sqlite3.connect(tmp_path / "a.sqlite") as db:
         assert semantic.export(db, shipped) == first["vectors"]
-    again = build_kb(history_releases(), tmp_path / "b.sqlite", vectors=shipped)
+    again = build_kb(history_releases(), tmp_path / "b.sqlite", indexes=[Vectors(shipped)])
     assert again["vectors_embedded"] == 0
     # One symbol's docstring changes (its summary too): only its two vectors are computed anew.
     rels = history_releases()
@@ -62,12 +63,12 @@ def test_vectors_are_reused_only_for_unchanged_texts(tmp_path):
     syms = [dataclasses.replace(s, doc="Pads a tensor with a constant.\n\nNew words.")
             if s.name == "tf.pad" else s for s in last.symbols]
     rels[-1] = dataclasses.replace(last, symbols=syms)
-    changed = build_kb(rels, tmp_path / "c.sqlite", vectors=shipped)
+    changed = build_kb(rels, tmp_path / "c.sqlite", indexes=[Vectors(shipped)])
     assert changed["vectors_embedded"] == 2
     # The same vectors as embedding everything from scratch (up to rounding: batches of
     # other lengths round differently).
     fresh = tmp_path / "d.sqlite"
-    build_kb(rels, fresh, vectors=None)
+    build_kb(rels, fresh, indexes=[Vectors(None)])
 
     def vectors(path):
         with sqlite3.connect(path) as db:
@@ -82,7 +83,7 @@ def test_vectors_are_reused_only_for_unchanged_texts(tmp_path):
 def test_a_damaged_vectors_file_is_recomputed_not_trusted(tmp_path):
     bad = tmp_path / "x.vectors.npz"
     bad.write_bytes(b"not a zip")
-    stats = build_kb(history_releases(), tmp_path / "kb.sqlite", vectors=bad)
+    stats = build_kb(history_releases(), tmp_path / "kb.sqlite", indexes=[Vectors(bad)])
     assert stats["vectors_embedded"] == 2 * stats["vectors"] > 0
 
 
@@ -90,7 +91,7 @@ def test_a_damaged_vectors_file_is_recomputed_not_trusted(tmp_path):
 def test_shipped_vectors_cover_every_indexed_symbol(tmp_path):
     """kb load embeds nothing: the shipped vectors match the texts the builder embeds (a
     change to what is embedded must come with a new kb-extract.vectors.npz)."""
-    stats = load_shipped(tmp_path / "kb.sqlite")
+    stats = load_shipped(tmp_path / "kb.sqlite", indexes=[Vectors()])
     assert stats["vectors"] > 5000
     assert stats["vectors_embedded"] == 0
 
@@ -144,13 +145,13 @@ def test_training_refuses_a_paraphrase_file_that_does_not_exist(tmp_path):
 
 @pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 def test_a_question_quoting_code_finds_what_it_quotes(shipped_kb):
-    hits = shipped_kb.searcher.search("unable to use nn.moments when an axis is None", limit=3)
+    hits = shipped_kb.questions.search("unable to use nn.moments when an axis is None", limit=3)
     assert "tf.nn.moments" in [h.name for h in hits]
 
 
 @pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 def test_a_concept_said_in_order_beats_its_words_said_loosely(shipped_kb):
-    hits = shipped_kb.searcher.search("batch normalization layer", limit=1)
+    hits = shipped_kb.questions.search("batch normalization layer", limit=1)
     assert hits[0].name == "tf.keras.layers.BatchNormalization"
 
 
@@ -161,7 +162,7 @@ def test_question_search_without_its_model_says_so(tmp_path):
     from bot.context import Context
     from bot.dispatch import run_line
     home = tmp_path / "home"
-    build_kb(history_releases(), home / "kb.sqlite", vectors=None)
+    build_kb(history_releases(), home / "kb.sqlite", indexes=[Vectors(None)])
     with sqlite3.connect(home / "kb.sqlite") as db:
         db.execute("DELETE FROM vectors")
     ctx = Context(load_config({"TFDESK_HOME": str(home)}))
@@ -179,7 +180,7 @@ def test_kb_status_says_how_questions_are_searched(tmp_path):
     from bot.context import Context
     from bot.dispatch import run_line
     home = tmp_path / "home"
-    build_kb(history_releases(), home / "kb.sqlite", vectors=None)
+    build_kb(history_releases(), home / "kb.sqlite", indexes=[Vectors(None)])
     ctx = Context(load_config({"TFDESK_HOME": str(home)}))
     _, reply = run_line(ctx, "kb status")
     assert reply.data["search"]["meaning"] is True

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from knowledge_base.qa import minilm, phrasebook, semantic  # noqa: E402
-from knowledge_base.search import clean_query, is_name  # noqa: E402
+from knowledge_base.names import clean_query, is_name  # noqa: E402
 
 BENCH = ROOT / "benchmarks"
 HELD_OUT = "kb_questions_heldout.yaml"

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from knowledge_base.qa import minilm  # noqa: E402
 from knowledge_base.qa.answers import Answers  # noqa: E402
-from knowledge_base.search import clean_query, is_name  # noqa: E402
+from knowledge_base.names import clean_query, is_name  # noqa: E402
 from tools.guide_phrases import OUTPUT  # noqa: E402
 
 
@@ -39,7 +39,7 @@ def check(path: Path, kb: Path, questions: Path, k: int = 20) -> dict:
         offsets, targets, weights = f["offsets"], [str(t) for t in f["targets"]], f["weights"]
     m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-6)
     a = Answers.open(kb, "")
-    s = a.searcher
+    s = a.questions
     obj = dict(a.kb.db.execute("SELECT name, COALESCE(object, name) FROM symbols"))
     items = [(clean_query(it["q"]), set(it["accept"]))
              for it in yaml.safe_load(questions.read_text())]
@@ -60,7 +60,7 @@ def check(path: Path, kb: Path, questions: Path, k: int = 20) -> dict:
         for i in top:
             for j in range(offsets[i], offsets[i + 1]):
                 votes[targets[j]] += float(sims[i]) * float(weights[j])
-        doc = [s.names[i] for i, _ in s.semantic.query(q, k=k)]
+        doc = [s.lookup.names[i] for i, _ in s.semantic.query(q, k=k)]
         offered.append(len(linked | set(doc)))
         n_linked.append(len(linked))
         hits["phrases"] += hit(linked)
@@ -69,7 +69,7 @@ def check(path: Path, kb: Path, questions: Path, k: int = 20) -> dict:
         hits["doc + phrases"] += hit([*linked, *doc])
     fair = round(float(np.mean(offered)))
     for (q, _), want in zip(items, wants):
-        hits[f"doc@{fair}"] += any(obj.get(s.names[i]) in want
+        hits[f"doc@{fair}"] += any(obj.get(s.lookup.names[i]) in want
                                    for i, _ in s.semantic.query(q, k=fair))
     out = {key: hits[key] / len(items) for key in hits}
     out["questions"] = len(items)

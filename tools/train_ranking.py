@@ -56,7 +56,7 @@ from asked_book import held_out_keys, questions as training_questions  # noqa: E
 from bot.config import load_config  # noqa: E402
 from knowledge_base.qa import phrasebook, questions  # noqa: E402
 from knowledge_base.qa.answers import Answers  # noqa: E402
-from knowledge_base.search import wants_compat  # noqa: E402
+from knowledge_base.names import wants_compat  # noqa: E402
 
 TUNED = [ROOT / "benchmarks" / n for n in
          ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_train.yaml",
@@ -72,7 +72,7 @@ def groups(a: Answers, paths: list[Path],
     ``paraphrased``: file name -> the book files that hold our paraphrases of its questions
     (left out with it)."""
     paraphrased = paraphrased or {}
-    s = a.searcher
+    s = a.questions
     obj = {n: o for n, o in a.kb.db.execute("SELECT name, object FROM symbols")}
     out = []
     held = held_out_keys()
@@ -89,7 +89,8 @@ def groups(a: Answers, paths: list[Path],
             # As a new user's: the "asked before" book without this question's file or text.
             ids, x = questions.candidates(s, q, wants_compat(q),
                                           leave_out=(own, phrasebook.key(q)))
-            pos = np.array([s.names[i] in accept or s.objects.get(i) in objs for i in ids],
+            names, objects = s.lookup.names, s.lookup.objects
+            pos = np.array([names[i] in accept or objects.get(i) in objs for i in ids],
                            dtype=bool)
             out.append((x, pos, q))
     return out

@@ -152,8 +152,10 @@ def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
     from pathlib import Path
 
     from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
-    stats = load_shipped(ctx.config.kb_path, Path(extract) if extract else SHIPPED_EXTRACT,
-                         force=force, progress=ctx.report)
+    from knowledge_base.qa.semantic import Vectors
+    source = Path(extract) if extract else SHIPPED_EXTRACT
+    stats = load_shipped(ctx.config.kb_path, source, force=force, progress=ctx.report,
+                         indexes=[Vectors.beside(source)])
     ctx.services.reopen_kb()
     if stats.get("skipped"):
         return Reply(text=f"KB is up to date: {stats['path']}", data=stats)
@@ -176,6 +178,7 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
 
     from knowledge_base import wheels as wheelmod
     from knowledge_base.pipeline import build_from_wheels, parse_versions
+    from knowledge_base.qa.semantic import Vectors
     wdir = Path(wheel_dir).expanduser() if wheel_dir else ctx.config.wheel_dir
     if no_download:
         available = wheelmod.local_versions(wdir)
@@ -184,7 +187,8 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
     chosen = parse_versions(versions, available)
     stats = build_from_wheels(chosen, wdir, ctx.config.home / "extracts", ctx.config.kb_path,
                               download=not no_download,
-                              export=Path(export) if export else None, progress=ctx.report)
+                              export=Path(export) if export else None, progress=ctx.report,
+                              indexes=[Vectors()])
     ctx.services.reopen_kb()
     fresh = sum(1 for r in stats["per_release"] if r["extracted"] == "now")
     text = (f"KB built at {ctx.config.kb_path}: {stats['releases']} releases ({fresh} extracted "
@@ -209,17 +213,17 @@ def kb_status(ctx: Context) -> Reply:
         keras = f"{r['keras_source'] or '?'} {r['keras_version'] or ''}".strip()
         lines.append(f"{r['version']:<8} {r['tf_version']:<10} {keras:<26} "
                      f"{r['estimator_version'] or '-':<10} {r['symbols']}")
-    index = a.searcher.semantic
+    index = a.questions.semantic
     if index is None:
-        search = {"meaning": False, "why": a.searcher.semantic_error}
-        lines.append(f"question search by meaning is off: {a.searcher.semantic_error}")
+        search = {"meaning": False, "why": a.questions.semantic_error}
+        lines.append(f"question search by meaning is off: {a.questions.semantic_error}")
     else:
         from knowledge_base.qa import questions, semantic
         fit = questions.ranking()
         search = {"meaning": True, "model": semantic.MODEL, "symbols": len(index.ids),
                   "views": list(index.matrices), "ranker_fitted": fit.get("fitted"),
                   "ranker_questions": fit.get("questions")}
-        books = {name: len(b) for name, b in a.searcher.phrasebooks.items()}
+        books = {name: len(b) for name, b in a.questions.phrasebooks.items()}
         search["phrasebooks"] = books
         lines.append(f"question search: {semantic.MODEL} over {len(index.ids)} symbols "
                      f"({' and '.join(index.matrices)} views); ranker fitted "

@@ -8,10 +8,11 @@ from functools import cached_property
 from pathlib import Path
 
 from knowledge_base import links
-from knowledge_base.names import canonical_rank
 from knowledge_base.errors import KBError
+from knowledge_base.names import canonical_rank, clean_query, is_name
+from knowledge_base.qa.index import QuestionIndex
 from knowledge_base.qa.questions import ranking
-from knowledge_base.search import Searcher, clean_query, is_name
+from knowledge_base.search import Searcher
 from knowledge_base.store import KB
 from knowledge_base.qa import error_answers, pasted
 
@@ -54,8 +55,14 @@ class Answers:
         return cls(KB(path), site_url)
 
     @cached_property
-    def searcher(self) -> Searcher:
+    def lookup(self) -> Searcher:
+        """Name lookup (what ``history`` and ``diff`` need)."""
         return Searcher(self.kb.db, self.kb.versions)
+
+    @cached_property
+    def questions(self) -> QuestionIndex:
+        """Name lookup and the question ranker's state (what ``ask`` needs)."""
+        return QuestionIndex.build(self.lookup)
 
     def link(self, sym: dict) -> str:
         return links.url(self.site_url, self.kb.site_path(sym))
@@ -100,10 +107,10 @@ class Answers:
         if not q:
             return {"query": q, "results": [], "message": "empty question: ask for a symbol "
                     "name or describe what you want to do", "suggestions": []}
-        hits = self.searcher.search(q, limit=limit * 4 if ord_ is not None else limit)
+        hits = self.questions.search(q, limit=limit * 4 if ord_ is not None else limit)
         results = []
         absent = None  # the symbol the name meant, when it is not in the asked release
-        inh = self.searcher.inherited(q) if any(
+        inh = self.lookup.inherited(q) if any(
             h.how in ("inherited", *CANDIDATE_MATCHES) for h in hits) else None
         for h in hits:
             sym = self.kb.symbol_by_id(h.id)
@@ -130,7 +137,7 @@ class Answers:
                 break
         out = {"query": q, "version": self.kb.versions[ord_] if ord_ is not None else self.kb.newest,
                "results": results}
-        legacy = self.searcher.renames.get(q) or self.searcher.renames.get("tf." + q)
+        legacy = self.lookup.renames.get(q) or self.lookup.renames.get("tf." + q)
         current = next((r for r in results if r["match"] == "exact" and r["last"] == self.kb.newest
                         and r["name"] in (q, "tf." + q)), None)
         if legacy and current is not None:
@@ -139,7 +146,7 @@ class Answers:
                 current["note"] = f"in TF1 code: {legacy[1]}"
         elif legacy and not any(r.get("match") == "legacy" for r in results):
             out["legacy"] = {"name": q, "new": legacy[0], "note": legacy[1]}
-        elif not legacy and (pre := self.searcher.renamed_prefix(q)) and (pre[2] or not any(
+        elif not legacy and (pre := self.lookup.renamed_prefix(q)) and (pre[2] or not any(
                 r.get("match") == "legacy" for r in results)):
             out["legacy"] = {"name": pre[0], "new": pre[1], "note": pre[2]}
         elif q.startswith("tf.contrib.") and not legacy:
@@ -156,9 +163,9 @@ class Answers:
                     where + f" (nearest in {self.kb.versions[ord_]} below)",
                     results[0].get("note")]))
         in_words = not is_name(q)
-        if in_words and self.searcher.semantic is None:
+        if in_words and self.questions.semantic is None:
             # Said, not hidden: without the sentence model a question is matched by its words.
-            out["warning"] = (f"question search by meaning is off ({self.searcher.semantic_error}"
+            out["warning"] = (f"question search by meaning is off ({self.questions.semantic_error}"
                               "); these answers match the question's words only")
         if results and results[0]["match"] == "text" and in_words:
             unsure = self.unsure(results[0]["score"])
@@ -169,7 +176,7 @@ class Answers:
             missing = self.unknown(q, results)
             return {**out, "results": [], **missing.to_dict()}
         if not results:
-            out["suggestions"] = self.searcher.nearest_names(q)
+            out["suggestions"] = self.lookup.nearest_names(q)
             out["message"] = (where if absent is not None else f"no symbol matches {q!r}" + (
                 f" in {self.kb.versions[ord_]}" if ord_ is not None else ""))
         return out
@@ -193,7 +200,7 @@ class Answers:
         q = clean_query(name)
         if not q:
             raise KBError("give a symbol name, e.g. tf.keras.Model.fit")
-        hit = self.searcher.resolve(q)
+        hit = self.questions.resolve(q)
         if hit is None:
             raise self.unknown(q, [])
         sym = self.kb.symbol_by_id(hit.id)
@@ -219,7 +226,7 @@ class Answers:
         """The answer for a dotted name no release holds: the closest full names first (what
         the search found, then names spelt most like the whole path), then same last part."""
         from rapidfuzz import fuzz, process
-        names, renames = self.searcher.names, self.searcher.renames
+        names, renames = self.lookup.names, self.lookup.renames
         scored = [(score, n) for n, score, _ in process.extract(
             q, names, scorer=fuzz.ratio, limit=3, score_cutoff=70)]
         # TF1 names (tf.Session) are not symbols of any release but resolve through the
@@ -227,10 +234,10 @@ class Answers:
         for old, score, _ in process.extract(q, list(renames), scorer=fuzz.ratio, limit=3,
                                              score_cutoff=70):
             new = renames[old][0]
-            if new and new in self.searcher.name_to_id:
+            if new and new in self.lookup.name_to_id:
                 scored.append((score, new))
         close = [n for _score, n in sorted(scored, key=lambda x: -x[0])]
-        picks = close + [f["name"] for f in found[:1]] + self.searcher.nearest_names(q)
+        picks = close + [f["name"] for f in found[:1]] + self.lookup.nearest_names(q)
         return UnknownSymbol(q, list(dict.fromkeys(picks))[:5], self.releases)
 
     def history(self, name: str) -> dict:
@@ -260,7 +267,7 @@ class Answers:
                 module = "tf." + module
             sym = self.kb.symbol(module)
             if sym is None:
-                raise UnknownSymbol(module, self.searcher.nearest_names(module))
+                raise UnknownSymbol(module, self.lookup.nearest_names(module))
             if not (self.kb.span_at(sym["id"], o1) or self.kb.span_at(sym["id"], o2)):
                 # Otherwise the answer is "0 changes", which reads as "nothing changed".
                 raise KBError(f"{module} is in neither {self.kb.versions[o1]} nor "

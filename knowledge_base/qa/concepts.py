@@ -1,4 +1,4 @@
-"""Concept words (knowledge_base/data/concepts.yaml): phrases people use for an operation
+"""Concept words (knowledge_base/qa/data/concepts.yaml): phrases people use for an operation
 whose docstring says it differently ("dtype" -> tf.cast, "add a dimension" -> tf.expand_dims)."""
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from knowledge_base.words import STOPWORDS
+
 DATA = Path(__file__).parent / "data" / "concepts.yaml"
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -16,7 +18,6 @@ _WORD = re.compile(r"[a-z0-9]+")
 def load(stem, path: Path = DATA) -> list[tuple[list[tuple[str, ...]], list[str]]]:
     """[(phrases as stems in order, meant names)]. Stop words are left out, as they are of
     questions."""
-    from knowledge_base.qa.questions import STOPWORDS  # which imports this module
     out = []
     for item in yaml.safe_load(path.read_text()) or []:
         phrases = [tuple(dict.fromkeys(stem(w) for w in _WORD.findall(str(p).lower())

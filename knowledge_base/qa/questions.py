@@ -15,12 +15,18 @@ import functools
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import yaml
 
-from knowledge_base.qa import concepts, minilm
 from knowledge_base.errors import KBError
+from knowledge_base.qa import concepts, minilm
+from knowledge_base.names import TRAITS
+from knowledge_base.words import STOPWORDS, stem
+
+if TYPE_CHECKING:  # only for the annotations: index.py imports this module
+    from knowledge_base.qa.index import QuestionIndex
 
 RANKER = Path(__file__).parent / "data" / "ranker.txt"       # tools/train_ranking.py writes
 RANKING = Path(__file__).parent / "data" / "ranking.yaml"    # ... and says how it was fitted
@@ -28,9 +34,6 @@ _WORD = re.compile(r"[A-Za-z0-9]+")
 # A token written as code: dotted, snake_case, CamelCase with two humps or more, or called.
 _CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
                    r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Za-z_]\w*(?=\(\))")
-STOPWORDS = frozenset("""a an the to of in on for with without by from and or is are be how do does
-i my me we you your can what which when where why it its this that as at into using use via
-want need make get tf tensorflow keras please""".split())
 # Names from NumPy, PyTorch and friends often mirror TensorFlow's (np.roll, np.linalg.inv).
 FOREIGN = ("np.", "numpy.", "torch.", "jnp.", "jax.numpy.", "scipy.", "pd.")
 BM25_K, SEM_K = 40, 120
@@ -85,6 +88,7 @@ FEATURES = (
     "files",           # log(1 + guides/examples that use it)
 )
 _F = {f: i for i, f in enumerate(FEATURES)}
+_TRAITS = [_F[t] for t in TRAITS]  # what a symbol is (names.traits), as features
 
 
 @functools.lru_cache(maxsize=2)
@@ -119,9 +123,9 @@ def stop_stems(stem) -> frozenset[str]:
     return frozenset(stem(w) for w in STOPWORDS)
 
 
-def words_of(s, part: str) -> set[str]:
+def words_of(part: str) -> set[str]:
     """Stems of a name part's words: 'LinearOperator' -> {'linear', 'oper'}."""
-    return {s.stem(w.lower()) for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", part) if w}
+    return {stem(w.lower()) for w in re.split(r"_|(?<=[a-z0-9])(?=[A-Z])", part) if w}
 
 
 def variants(word: str) -> list[str]:
@@ -131,7 +135,7 @@ def variants(word: str) -> list[str]:
     return []
 
 
-def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
+def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = True,
                leave_out: tuple[tuple[str, ...], int] = ((), 0)) -> tuple[list[int], np.ndarray]:
     """The symbols that could answer question ``q`` and their features (one row each).
     ``meaning=False`` leaves the sentence model out (a misspelt name is not a sentence, and
@@ -139,64 +143,64 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
     raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
     said = [w for w in raw if w not in STOPWORDS] or raw
     asked = list(dict.fromkeys(w for w in said if len(w) > 1))[:12]
-    words = misspelt_names(s, [correct(s, w) for w in asked])
+    words = misspelt_names(ix, [correct(ix, w) for w in asked])
     if not words:
         return [], np.zeros((0, len(FEATURES)))
     fixed = dict(zip(asked, words))
-    named = named_by_words(s, words)
+    named = named_by_words(ix, words)
     # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
     # but make the query slow; keep them only if nothing rarer is there.
-    dfs = {w: s.df.get(s.stem(w), 0) for w in words}
-    rare = [w for w in words if dfs[w] <= 0.12 * s.n_docs]
+    dfs = {w: ix.df.get(stem(w), 0) for w in words}
+    rare = [w for w in words if dfs[w] <= 0.12 * ix.n_docs]
     terms = rare or sorted(words, key=dfs.get)[:2]
     terms += [v for w in terms for v in variants(w) if v not in terms]
-    rows = s.db.execute(
+    rows = ix.lookup.db.execute(
         "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
         "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?",
         (" OR ".join(f'"{w}"' for w in terms), BM25_K)).fetchall()
-    wanted = {s.stem(w) for w in words} | {s.stem(v) for w in words for v in variants(w)}
+    wanted = {stem(w) for w in words} | {stem(v) for w in words for v in variants(w)}
     best = (-rows[0][1] or 1.0) if rows else 1.0
     bm25 = {sid: -r / best for sid, r in rows}
     sem: dict[str, dict[int, int]] = {"doc": {}, "name": {}}
     cos: dict[str, dict[int, float]] = {"doc": {}, "name": {}}
-    index = s.semantic if meaning else None
+    index = ix.semantic if meaning else None
     if index is not None:
         # The whole question: the sentence model reads "not", "only", "per" and word order.
         for view in sem:
             for rank, (sid, c) in enumerate(index.query(q, k=SEM_K, view=view)):
                 sem[view][sid], cos[view][sid] = rank, c
-    asked, guide = phrases(s, q, leave_out) if index is not None else ({}, {})
+    asked, guide = phrases(ix, q, leave_out) if index is not None else ({}, {})
     # Concepts see one-letter words too ("largest k").
-    said_stems = wanted | {s.stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
-    order = [s.stem(fixed.get(w, w)) for w in said]
+    said_stems = wanted | {stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
+    order = [stem(fixed.get(w, w)) for w in said]
     concept: dict[int, tuple[int, int]] = {}
-    for name, rank, n_words in concepts.meant(said_stems, s.stem, order):
-        sid = s.name_to_id.get(name)
+    for name, rank, n_words in concepts.meant(said_stems, stem, order):
+        sid = ix.lookup.name_to_id.get(name)
         if sid is not None:
             # Rank and phrase length from the same concept: the one with the longest phrase,
             # then the name's best place in it.
             old = concept.get(sid)
             if old is None or (n_words, -rank) > (old[1], -old[0]):
                 concept[sid] = (rank, n_words)
-    mentioned = mentioned_names(s, q)
+    mentioned = mentioned_names(ix, q)
     ids = list(dict.fromkeys([
         *bm25, *named, *sem["doc"], *sem["name"], *concept, *mentioned,
         *(i for i, e in asked.items() if e[1] < ASK_NEW),
         *(i for i, e in guide.items() if e[1] < GUIDE_NEW)]))
-    cover = coverage(s, ids, wanted, len(words))
+    cover = coverage(ix, ids, wanted, len(words))
     if index is not None:
         for view, found in cos.items():
             missing = [i for i in ids if i not in found]
             found.update(zip(missing, index.similarity(q, missing, view)))
-    specific, parents = specific_members(s, ids, wanted)
-    said_members = {i for i in ids if s.kinds[i] in ("method", "property") and
-                    (w := words_of(s, s.names[i].rpartition(".")[2]) - stop_stems(s.stem))
+    specific, parents = specific_members(ix, ids, wanted)
+    said_members = {i for i in ids if ix.lookup.kinds[i] in ("method", "property") and
+                    (w := words_of(ix.lookup.names[i].rpartition(".")[2]) - stop_stems(stem))
                     and w <= wanted}
     said_words = set(raw)
     x = np.zeros((len(ids), len(FEATURES)))
     for row, sid in enumerate(ids):
         f = x[row]
-        name, kind = s.names[sid], s.kinds[sid]
+        name, kind = ix.lookup.names[sid], ix.lookup.kinds[sid]
         f[_F["bm25"]] = bm25.get(sid, 0.0)
         f[_F["cover"]] = cover.get(sid, 0.0)
         if sid in named:
@@ -222,7 +226,7 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
             f[_F["concept"]] = 1.0
             f[_F["concept_first"]] = float(c_rank == 0)
             f[_F["concept_words"]] = min(c_words, 3) / 3
-        if kind in ("method", "property") and not words_of(s, name.rsplit(".", 2)[-2]) <= wanted:
+        if kind in ("method", "property") and not words_of(name.rsplit(".", 2)[-2]) <= wanted:
             f[_F["member_unnamed"]] = 1.0
         f[_F["member_said"]] = float(sid in said_members)
         f[_F["specific_member"]] = float(sid in specific)
@@ -231,75 +235,65 @@ def candidates(s, q: str, wants_compat: bool, meaning: bool = True,
         f[_F["module"]] = float(kind == "module")
         f[_F["twin"]] = float(any(name.startswith(p) and w not in said_words
                                   for p, w in TWIN_NAMESPACES))
-        f[_F["removed"]], f[_F["compat"]], f[_F["experimental"]], f[_F["keras_copy"]], \
-            f[_F["member"]], f[_F["dunder"]], f[_F["alias"]], f[_F["depth"]] = s.traits[sid]
+        f[_TRAITS] = ix.lookup.traits[sid]
         f[_F["compat_asked"]] = f[_F["compat"]] * wants_compat
-        e = s.evidence.get(sid)
+        e = ix.lookup.evidence.get(sid)
         if e is not None:
             f[_F["refs"]] = math.log1p(e.refs)
             f[_F["files"]] = math.log1p(e.files)
     return ids, x
 
 
-def phrases(s, q: str, leave_out: tuple[tuple[str, ...], int]) -> tuple[dict, dict]:
+def phrases(ix: QuestionIndex, q: str,
+            leave_out: tuple[tuple[str, ...], int]) -> tuple[dict, dict]:
     """What the phrasebooks say of ``q``: evidence per symbol from known questions, and from
     guide sentences."""
-    books = s.phrasebooks
+    books = ix.phrasebooks
     if not books:
         return {}, {}
-    v = s.semantic.vector(q)
+    v = ix.semantic.vector(q)
     asked = books["asked"].evidence(v, ASK_K, leave_out) if "asked" in books else {}
     guide = books["guide"].evidence(v, GUIDE_K) if "guide" in books else {}
     return asked, guide
 
 
-def rank(s, q: str, wants_compat: bool, meaning: bool = True) -> list[tuple[int, float]]:
+def rank(ix: QuestionIndex, q: str, wants_compat: bool,
+         meaning: bool = True) -> list[tuple[int, float]]:
     """(symbol id, ranker score) for every candidate."""
     with minilm.one_thread():
-        ids, x = candidates(s, q, wants_compat, meaning)
+        ids, x = candidates(ix, q, wants_compat, meaning)
     if not ids:
         return []
     return list(zip(ids, ranker().predict(x, num_threads=1).tolist()))
 
 
-def traits(name: str, depth: int, last: int, newest: int, kind: str,
-           canonical: str | None) -> tuple[float, ...]:
-    """What a symbol is, independent of any question (feature order as in FEATURES; the
-    name prior, search.NAME_PRIOR, weighs the same tuple)."""
-    parts = name.split(".")
-    return (float(last < newest), float("compat" in parts), float("experimental" in parts),
-            float(name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src."))),
-            float(kind in ("method", "property")), float(parts[-1].startswith("__")),
-            float(bool(canonical) and canonical != name), float(depth))
-
-
-def correct(s, word: str) -> str:
+def correct(ix: QuestionIndex, word: str) -> str:
     """A question word the KB has never seen, replaced by the nearest word it has
     ("tensr" -> "tensor"); the stemmer already folds "embeding" into "embed". Words the
     concept phrases use ("unsqueeze") are left alone."""
     from rapidfuzz import fuzz, process
-    if len(word) < 4 or s.df.get(s.stem(word)) or not word.isalpha() \
-            or s.stem(word) in concepts.words(s.stem):
+    if len(word) < 4 or ix.df.get(stem(word)) or not word.isalpha() \
+            or stem(word) in concepts.words(stem):
         return word
-    m = process.extractOne(word, s._vocab, scorer=fuzz.ratio, score_cutoff=80)
+    m = process.extractOne(word, ix.vocab, scorer=fuzz.ratio, score_cutoff=80)
     return m[0] if m else word
 
 
-def misspelt_names(s, words: list[str]) -> list[str]:
+def misspelt_names(ix: QuestionIndex, words: list[str]) -> list[str]:
     """Question words with the short name they misspell ("embeding" -> "embedding") put in
     their place."""
     from rapidfuzz import fuzz, process
     out = []
     for w in words:
-        if len(w) >= 6 and w not in s.short and not s.df.get(w) \
-                and s.stem(w) not in concepts.words(s.stem):
-            m = process.extractOne(w, s.short_keys, scorer=fuzz.ratio, score_cutoff=88)
+        if len(w) >= 6 and w not in ix.lookup.short and not ix.df.get(w) \
+                and stem(w) not in concepts.words(stem):
+            m = process.extractOne(w, ix.lookup.short_keys, scorer=fuzz.ratio, score_cutoff=88)
             w = m[0] if m else w
         out.append(w)
     return out
 
 
-def named_by_words(s, words: list[str]) -> dict[int, bool]:
+def named_by_words(ix: QuestionIndex, words: list[str]) -> dict[int, bool]:
     """Symbols whose own name is a word of the question or two adjacent words joined
     ("sort a tensor" -> tf.sort, "one hot encoding" -> tf.one_hot, "early stopping" ->
     EarlyStopping): the user named the op without knowing it. True when it is the first word
@@ -313,16 +307,16 @@ def named_by_words(s, words: list[str]) -> dict[int, bool]:
     first = words[0] if words else ""
     for key in keys:
         # A single common word ("tensor", "shape", "model") names a symbol by accident.
-        if key in words and s.df.get(s.stem(key), 0) > NAMED_WORD_MAX_DF * s.n_docs:
+        if key in words and ix.df.get(stem(key), 0) > NAMED_WORD_MAX_DF * ix.n_docs:
             continue
         is_first = key == first or key.startswith(first + "_")
-        for sid in s.short.get(key, ()):
-            if s.kinds[sid] != "module":
+        for sid in ix.lookup.short.get(key, ()):
+            if ix.lookup.kinds[sid] != "module":
                 out[sid] = out.get(sid, False) or is_first
     return out
 
 
-def mentioned_names(s, q: str) -> set[int]:
+def mentioned_names(ix: QuestionIndex, q: str) -> set[int]:
     """Symbols whose name the question writes as code, resolved as a name query would be
     (exact, suffix, legacy TF1 names; not misspellings: a question's code is copied)."""
     out: set[int] = set()
@@ -333,33 +327,35 @@ def mentioned_names(s, q: str) -> set[int]:
     for token in dict.fromkeys(_CODE.findall(q)):
         token = token.rstrip(".")
         foreign = next((p for p in FOREIGN if token.startswith(p)), None)
-        s.match_name(token[len(foreign):] if foreign else token, add)
+        ix.lookup.match_name(token[len(foreign):] if foreign else token, add)
     return out
 
 
-def coverage(s, ids: list[int], wanted: set[str], n_words: int) -> dict[int, float]:
+def coverage(ix: QuestionIndex, ids: list[int], wanted: set[str],
+             n_words: int) -> dict[int, float]:
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
     return {sid: len(wanted.intersection(terms.split())) / max(1, n_words)
-            for sid, terms in s.db.execute(
+            for sid, terms in ix.lookup.db.execute(
                 f"SELECT id, terms FROM symbols WHERE id IN ({marks})", ids)}
 
 
-def specific_members(s, ids: list[int], wanted: set[str]) -> tuple[set[int], set[int]]:
+def specific_members(ix: QuestionIndex, ids: list[int],
+                     wanted: set[str]) -> tuple[set[int], set[int]]:
     """Members whose specific name the question says, and their classes ("repeat a dataset"
     is Dataset.repeat, not Dataset, whose long docstring mentions everything). Only for a
     specific word (Dataset.repeat), not a generic one (Layer.output)."""
     members, parents = set(), set()
     present = set(ids)
     for sid in ids:
-        parent, _, leaf = s.names[sid].rpartition(".")
-        pid = s.name_to_id.get(parent)
-        if pid is None or pid not in present or s.kinds[pid] == "module":
+        parent, _, leaf = ix.lookup.names[sid].rpartition(".")
+        pid = ix.lookup.name_to_id.get(parent)
+        if pid is None or pid not in present or ix.lookup.kinds[pid] == "module":
             continue
-        leaf_words = words_of(s, leaf) - words_of(s, parent.rpartition(".")[2])
+        leaf_words = words_of(leaf) - words_of(parent.rpartition(".")[2])
         if leaf_words and leaf_words <= wanted and all(
-                s.df.get(w, 0) <= SPECIFIC_WORD_MAX_DF * s.n_docs for w in leaf_words):
+                ix.df.get(w, 0) <= SPECIFIC_WORD_MAX_DF * ix.n_docs for w in leaf_words):
             members.add(sid)
             parents.add(pid)
     return members, parents

@@ -149,6 +149,28 @@ def export(db, path: Path) -> int:
     return len(ids_a)
 
 
+@dataclass(frozen=True)
+class Vectors:
+    """The semantic index as the KB build's derived index (builder.DerivedIndex): reuses the
+    vectors shipped in ``shipped`` where a symbol's text is unchanged, embeds the rest."""
+    shipped: Path | None = SHIPPED_VECTORS
+
+    @classmethod
+    def beside(cls, extract: Path) -> "Vectors":
+        return cls(vectors_path(extract))
+
+    def inputs(self) -> list[Path]:
+        return [self.shipped] if self.shipped is not None and self.shipped.is_file() else []
+
+    def build(self, conn, rows, progress) -> dict:
+        return build(conn, [(r.id, r.name, symbol_text(r.words, r.path, r.summary, r.doc),
+                             name_text(r.name, r.summary)) for r in rows],
+                     self.shipped, progress)
+
+    def export(self, conn, extract: Path) -> None:
+        export(conn, vectors_path(extract))
+
+
 @dataclass
 class Index:
     ids: np.ndarray                 # (n,) symbol ids

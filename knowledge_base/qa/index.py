@@ -1,0 +1,69 @@
+"""The question index: what ranking a question in words needs besides name lookup (the
+words index's document counts, the semantic index, the phrasebooks), and the search that joins
+the two: a name query is answered by name lookup; words, or a name-like query that found
+nothing convincing, go to the ranker (:mod:`knowledge_base.qa.questions`)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from knowledge_base.errors import KBError
+from knowledge_base.names import clean_query, is_name, wants_compat
+from knowledge_base.qa import phrasebook, questions, semantic
+from knowledge_base.search import Hit, Searcher
+
+
+@dataclass
+class QuestionIndex:
+    lookup: Searcher                   # names, kinds, short names, traits, prior, evidence
+    df: dict[str, int]                 # documents per (Porter-stemmed) term of the words index
+    n_docs: int
+    vocab: list[str]                   # terms a misspelt question word may be corrected to
+    semantic_error: str = field(default="", init=False)  # why meaning is off, when it is
+
+    @classmethod
+    def build(cls, lookup: Searcher) -> "QuestionIndex":
+        # Document count per term, to leave out words too common to matter.
+        df = dict(lookup.db.execute("SELECT term, doc FROM symbols_fts_vocab"))
+        return cls(lookup, df, max(1, len(lookup.names)),
+                   [t for t, d in df.items() if d >= 3 and t.isalpha()])
+
+    @cached_property
+    def semantic(self) -> semantic.Index | None:
+        """The semantic index, or None (with ``semantic_error`` saying why)."""
+        try:
+            return semantic.Index.load(self.lookup.db)
+        except KBError as exc:
+            self.semantic_error = str(exc)
+            return None
+
+    @cached_property
+    def phrasebooks(self) -> dict[str, phrasebook.Book]:
+        """Known questions and guide sentences, as vectors (empty without the model)."""
+        if self.semantic is None:
+            return {}
+        return phrasebook.load_all(semantic.MODEL, self.lookup.name_to_id)
+
+    def search(self, query: str, limit: int = 5) -> list[Hit]:
+        q = clean_query(query)
+        if not q:
+            return []
+        hits = self.lookup.hits(q)
+        nameish = is_name(q)
+        # Words only when the name gave nothing convincing; for a name-like query they are
+        # a weak fallback (its words are the name's own parts).
+        if not nameish or not hits.convincing():
+            for sid, z in questions.rank(self, q, wants_compat(q), meaning=not nameish):
+                # The ranker's score is unbounded: squashed into (0, 1) like the name scores,
+                # which for a name-like query here are all weak ones.
+                hits.add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
+        return hits.ranked(limit)
+
+    def resolve(self, name: str) -> Hit | None:
+        """The one symbol a name means (for history): exact, spellings, legacy names, then
+        the best name-like match."""
+        hits = self.search(name, limit=1)
+        if hits and hits[0].how != "text":
+            return hits[0]
+        return None
