@@ -105,8 +105,10 @@ def _on_volume(path: str, settings: dict) -> str:
 def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
     import json
 
+    from core import pods
     from runners.kinds import K8sPlan
-    from runners.kubernetes.manifests import labels, object_name, service_account
+    from runners.kubernetes.manifests import labels, object_name
+    from runners.models import JobError
 
     ns = settings.get("namespace", "default")
     name = object_name(job_id)
@@ -133,11 +135,13 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
                          {"name": "TF_CPP_MIN_LOG_LEVEL", "value": "2"}],
                  "volumeMounts": [{"name": "code", "mountPath": CODE_DIR, "readOnly": True},
                                   {"name": "data", "mountPath": mount}]}
-    if gpus:
-        container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
-    pod = {"restartPolicy": "Never", "containers": [container], **service_account(settings),
+    pod = {"restartPolicy": "Never", "containers": [container],
            "volumes": [{"name": "code", "configMap": {"name": name + "-code", "items": items}},
                        {"name": "data", "persistentVolumeClaim": {"claimName": settings["pvc"]}}]}
+    try:  # every tfdesk pod: no API token, restricted, requests and limits (core/pods.py)
+        pods.harden(pod, settings, spec, gpus)
+    except pods.PodError as exc:
+        raise JobError(str(exc)) from None
     if settings.get("node_selector"):
         pod["nodeSelector"] = {str(k): str(v) for k, v in settings["node_selector"].items()}
     if gpus:

@@ -106,7 +106,21 @@ def prepare(spec: dict[str, Any], workdir: Path, env: RunnerEnv) -> dict[str, An
             "epochs": int(epochs) if epochs else None,
             "timeout": float(timeout) if timeout else None, "gpus_per_worker": gpus,
             "args": [str(a) for a in spec.get("args") or []],
+            # Kubernetes requests and limits for each worker (train --cpu/--memory; core/pods.py)
+            "cpu": _quantity(spec.get("cpu"), "--cpu"), "memory": _quantity(spec.get("memory"), "--memory"),
             "tf_version": spec.get("tf_version") or detect_tf_version(source, launcher)}
+
+
+def _quantity(value, flag: str) -> str | None:
+    """A Kubernetes quantity given as a flag, checked now (None: the configuration's)."""
+    if value in (None, ""):
+        return None
+    from core.pods import PodError, quantity
+    try:
+        quantity(value, flag)
+    except PodError as exc:
+        raise JobError(str(exc)) from None
+    return str(value)
 
 
 def _free_ports(n: int) -> list[int]:

@@ -19,6 +19,7 @@ READS = [
     ("bot/runtimes.py bot/services.py", r'runner\.get\("(\w+)"', "runner"),
     ("bot/services.py bot/paths.py", r'jobs\.get\("(\w+)"', "jobs"),
     ("runners/local.py", r'settings\.get\("(\w+)"', "runner"),
+    ("core/pods.py", r'settings\.get\("(\w+)"', "kubernetes"),
     ("runners/kubernetes/*.py runners/model_jobs.py", r'settings(?:\.get\(|\[)"(\w+)"',
      "kubernetes"),
     ("converters/model/*.py", r'settings(?:\.get\(|\[)"(\w+)"', "models"),

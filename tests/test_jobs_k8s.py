@@ -10,6 +10,7 @@ import pytest
 
 from jobs_helpers import make_engine, write
 from k8s_stub import KubeStub
+import runners.training  # noqa: F401  (registers "train")
 from runners.kinds import get_kind
 from runners.kubernetes.schema import ManifestError, validate
 from runners.models import JobError

@@ -52,6 +52,8 @@ def _progress_subscriber(ctx, job_id):
          args=[arg("script", help="the training script (.py)", path=True),
                arg("--workers", type=int, default=1, help="processes / pods (default 1)"),
                arg("--gpus-per-worker", type=int, default=0, help="GPUs per worker (Kubernetes)"),
+               arg("--cpu", help="CPU request and limit per worker, e.g. 4 or 500m (Kubernetes)"),
+               arg("--memory", help="memory request and limit per worker, e.g. 8Gi (Kubernetes)"),
                arg("--backend", choices=list(BACKENDS), default="local"),
                arg("--convert", "--to", dest="convert", default="auto",
                    choices=list(CONVERT_CHOICES),
@@ -67,11 +69,12 @@ def _progress_subscriber(ctx, job_id):
          examples=["tfdesk train train.py --workers 2", "tfdesk train train.py --workers 4 "
                    "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True, permission="compute")
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
-          environment, wait, dry_run):
+          environment, wait, dry_run, cpu=None, memory=None):
     engine = ctx.services.engine
     spec = {"script_path": str(Path(script).expanduser().resolve()), "workers": workers,
             "gpus_per_worker": gpus_per_worker, "convert": convert, "epochs": epochs,
-            "timeout": timeout, "tf_version": tf_version, "environment": environment}
+            "timeout": timeout, "tf_version": tf_version, "environment": environment,
+            "cpu": cpu, "memory": memory}
     if dry_run:
         plan = engine.dry_run("train", spec, backend)
         # As YAML comments, the findings leave the manifests a valid YAML stream.

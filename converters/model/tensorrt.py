@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 
 from converters.model import trt_build
 from converters.model.errors import BadOption, NeedsGPU
+from core import pods
 
 DEFAULT_IMAGE = "nvcr.io/nvidia/tensorrt:24.08-py3"
 STAMP_KEYS = ("gpu_name", "compute_capability", "driver_version", "cuda_version",
@@ -295,6 +296,7 @@ def manifests(job: dict[str, Any], k8s: dict[str, Any]) -> list[dict]:
     }
     if k8s.get("gpu_node_selector"):
         pod["nodeSelector"] = dict(k8s["gpu_node_selector"])
+    pods.harden(pod, k8s)  # no API token, restricted security context, requests and limits
     config_map = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": name, "namespace": ns, "labels": labels},
                   "data": {"trt_build.py": Path(trt_build.__file__).read_text(encoding="utf-8")}}

@@ -90,10 +90,13 @@ class KubernetesBackend:
         import json
 
         import yaml
+        from runners.kubernetes.manifests import output_warning
         made = plan(kind, "dry-run", spec, workdir, settings)
         manifests = json.loads(json.dumps(made.manifests))  # no YAML anchors for shared parts
-        return {"manifests": made.manifests,
-                "text": yaml.safe_dump_all(manifests, sort_keys=False)}
+        warning = output_warning(settings)
+        return {"manifests": made.manifests, "warnings": [warning] if warning else [],
+                "text": (f"# warning: {warning}\n" if warning else "")
+                + yaml.safe_dump_all(manifests, sort_keys=False)}
 
     def accepts(self, kind: JobKind) -> None:
         if kind.k8s_manifests is None:
@@ -169,9 +172,12 @@ class KubernetesBackend:
             raise
         note = ("info", f"created {', '.join(f'{k}/{n}' for k, n in created)} in {self.namespace}",
                 {"objects": created})
+        from runners.kubernetes.manifests import output_warning
+        warning = output_warning(self.settings)
+        notes = [note] + ([("warning", warning, {})] if warning else [])
         return {"namespace": self.namespace, "kind": made.main["kind"],
                 "name": made.main["metadata"]["name"], "objects": created,
-                "log_selector": made.log_selector, "worker_selector": made.worker_selector}, [note]
+                "log_selector": made.log_selector, "worker_selector": made.worker_selector}, notes
 
     # -- status ------------------------------------------------------------------------------
     def _get(self, job: Job) -> dict | None:
