@@ -29,6 +29,10 @@ class BadQuery(ValueError):
     user_facing = True
 
 
+class UnknownRun(BadQuery):
+    """A run id that names no run."""
+
+
 @dataclass(frozen=True)
 class Filter:
     name: str
@@ -235,7 +239,7 @@ def get_runs(conn: sqlite3.Connection, ids: list[str]) -> list[RunRow]:
     rows = {r["id"]: r for r in conn.execute(f"SELECT * FROM jobs WHERE id IN ({marks})", ids)}
     missing = [i for i in ids if i not in rows]
     if missing:
-        raise BadQuery(f"no run {', '.join(missing)} ('tfdesk runs' lists them)")
+        raise UnknownRun(f"no run {', '.join(missing)} ('tfdesk runs' lists them)")
     return _rows(conn, [rows[i] for i in ids])
 
 
@@ -358,5 +362,5 @@ def as_json(rows: list[RunRow]) -> str:
     return json.dumps([r.to_dict() for r in rows], default=str)
 
 
-__all__ = ["BadQuery", "Comparison", "Filter", "RunQuery", "RunRow", "Sort", "compare", "curves",
-           "get_runs", "list_runs", "render_comparison", "render_list"]
+__all__ = ["BadQuery", "Comparison", "Filter", "RunQuery", "RunRow", "Sort", "UnknownRun",
+           "compare", "curves", "get_runs", "list_runs", "render_comparison", "render_list"]

@@ -24,6 +24,7 @@ import math
 import re
 import shutil
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -87,6 +88,7 @@ END;
 
 MIGRATIONS = statedb.Migrations("tracking")
 FIGURE_KINDS = ("convert-model", "infer", "evaluate")  # jobs whose reports hold figures
+SETTLE_S = 600.0  # a model job that succeeded this long ago without figures has none
 
 
 @MIGRATIONS(name="0001-run-params-summary-steps")
@@ -260,6 +262,16 @@ def _model_figures(conn: sqlite3.Connection) -> None:
         "SELECT j.id AS job_id, m.validation, m.benchmark FROM jobs j JOIN catalog_models m "
         f"ON m.job_id = j.id WHERE j.id IN ({marks}) AND j.state = 'succeeded'",
         pending).fetchall()
+    # Runs that will never have figures leave the pending list: ended otherwise, or succeeded
+    # long enough ago that the catalog has registered what they made (it does so at the end).
+    settled = conn.execute(
+        f"SELECT id FROM jobs WHERE id IN ({marks}) AND (state IN ('failed', 'cancelled', "
+        "'lost') OR (state = 'succeeded' AND finished_at < ?))",
+        [*pending, time.time() - SETTLE_S]).fetchall()
+    if settled:
+        with statedb.transaction(conn):
+            conn.executemany("UPDATE tracked_runs SET figures_done = 1 WHERE job_id = ?",
+                             [(r[0],) for r in settled])
     if not rows:
         return
     with statedb.transaction(conn):
@@ -272,14 +284,16 @@ def _model_figures(conn: sqlite3.Connection) -> None:
                     continue
             conn.executemany(
                 "INSERT OR REPLACE INTO run_summary (job_id, name, last, step, min, max) "
-                "VALUES (?, ?, ?, 0, ?, ?)", [(r["job_id"], k, v, v, v) for k, v in figures.items()])
+                "VALUES (?, ?, ?, 0, ?, ?)",
+                [(r["job_id"], k, v, v, v) for k, v in figures.items()])
             conn.execute("UPDATE tracked_runs SET figures_done = 1 WHERE job_id = ?",
                          (r["job_id"],))
 
 
 def flatten(data: Any, prefix: str, depth: int = 0) -> dict[str, float]:
     """The numbers of a nested report as dotted names (``benchmark.speedups.0``); lists of
-    numbers give one name per position (per batch size for benchmark rows). Depth-limited: a report is small."""
+    numbers give one name per position (per batch size for benchmark rows). Depth-limited:
+    a report is small."""
     out: dict[str, float] = {}
     if depth > 4:
         return out

@@ -231,3 +231,15 @@ def test_model_jobs_carry_their_validation_and_benchmark(tmp_path):
     assert m["benchmark.converted.b32.p50_ms"] == pytest.approx(BENCH["converted"][2]["p50_ms"])
     assert m["validation.outputs.dense.max_abs_error"] == pytest.approx(2.1e-6)
     assert "validation.passed" not in m  # a verdict is not a figure
+
+
+def test_model_runs_without_figures_leave_the_pending_list(tmp_path):
+    store, conn = _store(tmp_path)
+    failed = _job(store, tmp_path, kind="convert-model")
+    waiting = _job(store, tmp_path, kind="convert-model")
+    for st_ in ("starting", "running", "failed"):
+        store.transition(failed, st_)
+    run_list.list_runs(conn, RunQuery())
+    pending = {r[0] for r in conn.execute(
+        "SELECT job_id FROM tracked_runs WHERE figures_done = 0")}
+    assert pending == {waiting}  # still queued: its figures may come

@@ -125,7 +125,7 @@ def test_every_page_and_chart_renders(site):
         assert c.get("/runs?metric=val_accuracy>0.95").text.count('data-run="') == 1
         r = c.get("/runs?metric=val_accuracy>high")
         assert r.status_code == 200 and "compares numbers" in r.text
-        assert c.get("/runs/j-nothere").status_code == 400
+        assert c.get("/runs/j-nothere").status_code == 404
         assert c.get("/models/nothere:9").status_code == 404
 
 

@@ -43,38 +43,29 @@ def _local(uri: str | None) -> bool:
     return bool(uri) and "://" not in uri
 
 
-def routes(web) -> list[Route]:
-    def page(fn):
-        """Signed in with ``read``, or redirected / refused (bot.web.app.Web)."""
-        def endpoint(request: Request):
-            viewer, refusal = web.viewer_or_redirect(request)
-            if refusal is not None:
-                return refusal
-            try:
-                return fn(request, viewer)
-            except run_list.BadQuery as exc:
-                return web.render(request, "error.html", viewer, 400, message=str(exc))
-            except Exception as exc:  # noqa: BLE001 - a catalog entry that is not there
-                if type(exc).__name__ in ("NotFound", "UnknownJob"):
-                    return web.render(request, "error.html", viewer, 404, message=str(exc)
-                                      or "not found")
-                raise
-        endpoint.__name__ = fn.__name__
-        return endpoint
+class Pages:
+    """One method per page or chart; each gets the request and the signed-in viewer."""
 
-    conn = lambda: web.services.catalog  # noqa: E731 - the state database of this thread
+    def __init__(self, web):
+        self.web = web
 
-    def runs(request, viewer):
+    def conn(self):
+        return self.web.services.catalog  # the state database of this thread
+
+    def render(self, request, name, viewer, status: int = 200, **ctx):
+        return self.web.render(request, name, viewer, status, **ctx)
+
+    def runs(self, request, viewer):
         error = None
         try:
             q = _query(request.query_params)
-            rows, total = run_list.list_runs(conn(), q)
+            rows, total = run_list.list_runs(self.conn(), q)
         except run_list.BadQuery as exc:
             error, rows, total, q = str(exc), [], 0, run_list.RunQuery()
         metric_cols = run_list._metric_columns(rows, q)
         live = any(r.state in ACTIVE for r in rows)
         args = request.query_params
-        return web.render(request, "runs.html", viewer, rows=rows, total=total, q=q,
+        return self.render(request, "runs.html", viewer, rows=rows, total=total, q=q,
                           metric_cols=metric_cols, live=live, error=error,
                           f={k: args.get(k, "") for k in ("project", "owner", "state", "kind",
                                                           "sort")},
@@ -83,130 +74,163 @@ def routes(web) -> list[Route]:
                           states=run_list.STATES, base=str(request.url.remove_query_params("page")),
                           page=q.offset // q.limit + 1, pages=max(1, -(-total // q.limit)))
 
-    def run(request, viewer):
+    def run(self, request, viewer):
         job_id = request.path_params["id"]
-        (row,) = run_list.get_runs(conn(), [job_id])
-        engine = web.services.engine
+        (row,) = run_list.get_runs(self.conn(), [job_id])
+        engine = self.web.services.engine
         job = engine.get(job_id)
         may_log = viewer.actor.may_change(job.owner)
         log = engine.read_log(job_id, tail=LOG_TAIL) if may_log else None
         events = [e for e in engine.events(job_id) if e.type in ("state", "error", "warning")]
         arts = engine.artifacts(job_id)
-        curves = run_list.curves(conn(), job_id)
-        summary = conn().execute("SELECT name, last, step, min, max FROM run_summary WHERE "
-                                 "job_id = ? ORDER BY name", (job_id,)).fetchall()
-        return web.render(request, "run.html", viewer, run=row, job=job, log=log,
+        curves = run_list.curves(self.conn(), job_id)
+        summary = self.conn().execute("SELECT name, last, step, min, max FROM run_summary "
+                                      "WHERE job_id = ? ORDER BY name", (job_id,)).fetchall()
+        return self.render(request, "run.html", viewer, run=row, job=job, log=log,
                           may_log=may_log, events=events[-30:], artifacts=arts,
                           summary=summary, has_epoch=bool(curves["epoch"]),
-                          has_step=bool(curves["step"]), lineage=_lineage(conn(), job),
+                          has_step=bool(curves["step"]), lineage=_lineage(self.conn(), job),
                           show_paths=not viewer.actor.remote, live=job.state in ACTIVE)
 
-    def run_png(request, viewer):
+    def run_png(self, request, viewer):
         by = "step" if request.query_params.get("by") == "step" else "epoch"
         job_id = request.path_params["id"]
-        run_list.get_runs(conn(), [job_id])
-        return _png(overlay_png({job_id: run_list.curves(conn(), job_id)[by]}, axis=by))
+        run_list.get_runs(self.conn(), [job_id])
+        return _png(overlay_png({job_id: run_list.curves(self.conn(), job_id)[by]}, axis=by))
 
-    def compare(request, viewer):
+    def compare(self, request, viewer):
         ids = request.query_params.getlist("run")
-        c = run_list.compare(conn(), ids)
-        return web.render(request, "compare.html", viewer, c=c,
+        c = run_list.compare(self.conn(), ids)
+        return self.render(request, "compare.html", viewer, c=c,
                           qs="&".join(f"run={i}" for i in ids))
 
-    def compare_png(request, viewer):
+    def compare_png(self, request, viewer):
         ids = request.query_params.getlist("run")
         by = "step" if request.query_params.get("by") == "step" else "epoch"
-        run_list.get_runs(conn(), ids)
-        return _png(overlay_png({i: run_list.curves(conn(), i)[by] for i in ids}, axis=by))
+        run_list.get_runs(self.conn(), ids)
+        return _png(overlay_png({i: run_list.curves(self.conn(), i)[by] for i in ids}, axis=by))
 
-    def models(request, viewer):
+    def models(self, request, viewer):
         from catalog import models as m
-        rows = m.list_(conn(), search=request.query_params.get("search") or None, limit=200)
-        return web.render(request, "models.html", viewer, models=rows,
+        rows = m.list_(self.conn(), search=request.query_params.get("search") or None,
+                       limit=200)
+        return self.render(request, "models.html", viewer, models=rows,
                           search=request.query_params.get("search", ""))
 
-    def model(request, viewer):
+    def model(self, request, viewer):
         from catalog import models as m
-        d = m.get(conn(), request.path_params["ref"])
+        d = m.get(self.conn(), request.path_params["ref"])
         chain, seen, cur = [], {d["ref"]}, d
         while cur.get("parent") and cur["parent"] not in seen and len(chain) < 20:
-            cur = m.get(conn(), cur["parent"])
+            cur = m.get(self.conn(), cur["parent"])
             seen.add(cur["ref"])
             chain.append(cur)
-        versions = conn().execute("SELECT name, version, format, created FROM catalog_models "
-                                  "WHERE name = ? ORDER BY version DESC", (d["name"],)).fetchall()
-        return web.render(request, "model.html", viewer, m=d, ancestors=chain,
+        versions = self.conn().execute(
+            "SELECT name, version, format, created FROM catalog_models WHERE name = ? "
+            "ORDER BY version DESC", (d["name"],)).fetchall()
+        return self.render(request, "model.html", viewer, m=d, ancestors=chain,
                           versions=versions, validation=_rows(d.get("validation")),
                           benchmark=_bench_rows(d.get("benchmark")),
                           show_paths=not viewer.actor.remote or not _local(d["artifact_uri"]))
 
-    def model_png(request, viewer):
+    def model_png(self, request, viewer):
         from catalog import models as m
-        d = m.get(conn(), request.path_params["ref"])
+        d = m.get(self.conn(), request.path_params["ref"])
         return _png(benchmark_png(d.get("benchmark") or {}, title=d["ref"]))
 
-    def datasets(request, viewer):
+    def datasets(self, request, viewer):
         from catalog import datasets as ds
-        rows = ds.list_(conn(), limit=200)
-        return web.render(request, "datasets.html", viewer, datasets=rows,
+        rows = ds.list_(self.conn(), limit=200)
+        return self.render(request, "datasets.html", viewer, datasets=rows,
                           show_paths=not viewer.actor.remote)
 
-    def projects(request, viewer):
+    def projects(self, request, viewer):
         from catalog import projects as p
-        return web.render(request, "projects.html", viewer, projects=p.list_(conn(), limit=200))
+        return self.render(request, "projects.html", viewer,
+                           projects=p.list_(self.conn(), limit=200))
 
-    def project(request, viewer):
+    def project(self, request, viewer):
         from catalog import projects as p
-        d = p.get(conn(), request.path_params["name"])
-        rows, total = run_list.list_runs(conn(), run_list.RunQuery(project=d["name"]))
-        return web.render(request, "project.html", viewer, p=d, rows=rows, total=total)
+        d = p.get(self.conn(), request.path_params["name"])
+        rows, total = run_list.list_runs(self.conn(), run_list.RunQuery(project=d["name"]))
+        return self.render(request, "project.html", viewer, p=d, rows=rows, total=total)
 
-    def pipelines(request, viewer):
+    def pipelines(self, request, viewer):
         from catalog import pipelines as pl
-        return web.render(request, "pipelines.html", viewer, pipelines=pl.list_(conn(), limit=200))
+        return self.render(request, "pipelines.html", viewer,
+                           pipelines=pl.list_(self.conn(), limit=200))
 
-    def pipeline(request, viewer):
+    def pipeline(self, request, viewer):
         from catalog import pipelines as pl
         from catalog import runs as pr
-        d = pl.get(conn(), request.path_params["name"])
-        return web.render(request, "pipeline.html", viewer, p=d,
-                          runs=pr.list_runs(conn(), d["name"], limit=30))
+        d = pl.get(self.conn(), request.path_params["name"])
+        return self.render(request, "pipeline.html", viewer, p=d,
+                          runs=pr.list_runs(self.conn(), d["name"], limit=30))
 
-    def pipeline_png(request, viewer):
+    def pipeline_png(self, request, viewer):
         from bot.web.graph import pipeline_png as draw
         from catalog import pipelines as pl
-        name, definition = pl.definition(conn(), request.path_params["name"])
+        name, definition = pl.definition(self.conn(), request.path_params["name"])
         return _png(draw(definition["steps"], title=name))
 
-    def pipeline_run(request, viewer):
+    def pipeline_run(self, request, viewer):
         from catalog import runs as pr
-        st = pr.status(conn(), request.path_params["id"])
-        return web.render(request, "pipeline_run.html", viewer, st=st,
+        st = pr.status(self.conn(), request.path_params["id"])
+        return self.render(request, "pipeline_run.html", viewer, st=st,
                           live=st["state"] in ("queued", "running"),
                           show_paths=not viewer.actor.remote)
 
-    def pipeline_run_png(request, viewer):
+    def pipeline_run_png(self, request, viewer):
         from bot.web.graph import pipeline_png as draw
         from catalog import runs as pr
-        st = pr.status(conn(), request.path_params["id"])
-        definition = json.loads(conn().execute(
+        st = pr.status(self.conn(), request.path_params["id"])
+        definition = json.loads(self.conn().execute(
             "SELECT definition FROM catalog_runs WHERE id = ?", (st["id"],)).fetchone()[0])
         return _png(draw(definition["steps"], {s["name"]: s["state"] for s in st["steps"]},
                          title=f"{st['pipeline']} {st['id']}: {st['state']}"))
 
-    def home(request, viewer):
+    def home(self, request, viewer):
         from starlette.responses import RedirectResponse
         return RedirectResponse("/runs", status_code=303)
 
-    table = [("/", home), ("/runs", runs), ("/runs/{id}", run), ("/runs/{id}/curves.png", run_png),
-             ("/compare", compare), ("/compare.png", compare_png), ("/models", models),
-             ("/models/{ref}", model), ("/models/{ref}/benchmark.png", model_png),
-             ("/datasets", datasets), ("/projects", projects), ("/projects/{name}", project),
-             ("/pipelines", pipelines), ("/pipelines/{name}", pipeline),
-             ("/pipelines/{name}/graph.png", pipeline_png),
-             ("/pipeline-runs/{id}", pipeline_run),
-             ("/pipeline-runs/{id}/graph.png", pipeline_run_png)]
-    return [Route(path, page(fn)) for path, fn in table]
+
+# path -> the Pages method that answers it
+ROUTES = (("/", "home"), ("/runs", "runs"), ("/runs/{id}", "run"),
+          ("/runs/{id}/curves.png", "run_png"), ("/compare", "compare"),
+          ("/compare.png", "compare_png"), ("/models", "models"), ("/models/{ref}", "model"),
+          ("/models/{ref}/benchmark.png", "model_png"), ("/datasets", "datasets"),
+          ("/projects", "projects"), ("/projects/{name}", "project"),
+          ("/pipelines", "pipelines"), ("/pipelines/{name}", "pipeline"),
+          ("/pipelines/{name}/graph.png", "pipeline_png"),
+          ("/pipeline-runs/{id}", "pipeline_run"),
+          ("/pipeline-runs/{id}/graph.png", "pipeline_run_png"))
+
+
+def routes(web) -> list[Route]:
+    """Every page behind one gate: signed in with ``read`` (else redirected or refused); a bad
+    filter is a 400 with its reason, a thing that is not there a 404."""
+    from catalog.errors import NotFound
+    from runners.models import UnknownJob
+    pages = Pages(web)
+
+    def gated(fn):
+        def endpoint(request: Request):
+            viewer, refusal = web.viewer_or_redirect(request)
+            if refusal is not None:
+                return refusal
+            try:
+                return fn(request, viewer)
+            except (NotFound, UnknownJob, run_list.UnknownRun) as exc:
+                return web.render(request, "error.html", viewer, 404,
+                                  message=str(exc) or "not found")
+            except run_list.BadQuery as exc:
+                return web.render(request, "error.html", viewer, 400, message=str(exc))
+                return web.render(request, "error.html", viewer, 404,
+                                  message=str(exc) or "not found")
+        endpoint.__name__ = fn.__name__
+        return endpoint
+
+    return [Route(path, gated(getattr(pages, name))) for path, name in ROUTES]
 
 
 def _lineage(conn, job) -> dict[str, Any]:
