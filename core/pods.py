@@ -82,7 +82,6 @@ def harden(pod: dict, settings: dict, spec: dict | None = None, gpus: int = 0) -
         container["securityContext"] = {**CONTAINER_SECURITY,
                                         "capabilities": {"drop": ["ALL"]}}
         own = container.get("resources") or {}  # what the work itself needs comes first
-        container["resources"] = checked(
-            {**base["requests"], **{k: str(v) for k, v in (own.get("requests") or {}).items()}},
-            {**base["limits"], **{k: str(v) for k, v in (own.get("limits") or {}).items()}})
+        container["resources"] = checked({**base["requests"], **(own.get("requests") or {})},
+                                         {**base["limits"], **(own.get("limits") or {})})
     return pod

@@ -85,7 +85,7 @@ def test_inference_and_tensorrt_pods_are_hardened(tmp_path):
         for pod in pod_specs(m):
             assert_hardened(pod)
             res = pod["containers"][0]["resources"]
-            assert res["limits"]["nvidia.com/gpu"] == "1" and res["limits"]["memory"] == "16Gi"
+            assert str(res["limits"]["nvidia.com/gpu"]) == "1" and res["limits"]["memory"] == "16Gi"
     model = tmp_path / "data" / "m.onnx"
     model.parent.mkdir()
     model.write_bytes(b"onnx")

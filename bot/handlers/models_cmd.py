@@ -7,7 +7,6 @@ runs in a subprocess here and the command waits for it.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from bot.model_reply import model_reply
@@ -24,32 +23,16 @@ MODES = {"convert-model": "convert", "infer": "infer", "evaluate": "evaluate"}  
 
 
 def _engine(ctx):
-    try:
-        import runners.model_jobs  # noqa: F401
-    except ImportError:
-        return None
+    """The engine: model work runs as a job, in its sandbox, like every job (there is no
+    other way to run the model worker)."""
+    import runners.model_jobs  # noqa: F401  (registers the model job kinds)
     return ctx.services.engine
-
-
-def _runner_python(ctx) -> str:
-    runner = ctx.config.section("runner")
-    from converters.model.jobspec import REPO_ROOT
-    return str(runner.get("python") or os.environ.get("TFDESK_RUNNER_PYTHON")
-               or REPO_ROOT / ".venv-runner" / "bin" / "python")
 
 
 def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
     from converters.model import jobspec
     settings = ctx.config.section("models")
     engine = _engine(ctx)
-    if engine is None:  # fallback: same worker, in the foreground
-        workdir = ctx.config.home / "models" / jobspec.new_id()
-        workdir.mkdir(parents=True)
-        spec.pop("environment", None)  # no engine: the configured runner only
-        stored = jobspec.prepare({**spec, "mode": MODES[kind]}, workdir, _runner_python(ctx),
-                                 settings)
-        report = jobspec.run_foreground(workdir, _runner_python(ctx), ctx.report)
-        return model_reply(report, workdir, None, stored)
     from bot.dispatch import job_limit
     job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
                         reply_to=ctx.reply_to, backend=backend, **job_limit(ctx))
