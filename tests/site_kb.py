@@ -59,8 +59,12 @@ def _p(*names, **defaults):
 
 def extracts() -> list[ReleaseExtract]:
     def release(v: str, patch: str) -> ReleaseInfo:
+        # 2.6 here plays 2.16's part: tf.keras from Keras 3, no tf.estimator any more.
+        keras3 = v == "2.6"
         return ReleaseInfo(version=v, tf_version=patch, tf_wheel=f"tensorflow-{patch}-cp39.whl",
-                           keras_version=patch, keras_source="keras 2 wheel", python_tag="cp39")
+                           keras_version="3.0.5" if keras3 else patch,
+                           keras_source="keras 3 wheel" if keras3 else "keras 2 wheel",
+                           estimator_version=None if keras3 else patch, python_tag="cp39")
 
     def common(ord_: int) -> list[SymbolRecord]:
         softmax_axis = "None" if ord_ == 0 else "-1"

@@ -217,3 +217,51 @@ def test_old_addresses_are_forwarded(browser_site):
     page.wait_for_url("**/api/tf.keras.Model/#tf.keras.Model.fit")
     page.goto(base + "api/tf.nn/#tf.nn.softmax", wait_until="load")
     page.wait_for_url("**/api/tf.nn.softmax/")
+
+
+def test_compare_view_filters_any_two_releases(browser_site):
+    """2.4 -> 2.6 (not adjacent): totals, a package filter with submodules, a kind filter, the
+    note that 2.6 (here playing 2.16) moved tf.keras to Keras 3; the address keeps the filters."""
+    base, page, tmp = browser_site
+    page.goto(base + "releases/compare/?from=2.4&to=2.6", wait_until="load")
+    totals = page.locator(".tfd-compare-totals")
+    page.wait_for_function("() => /Added \\d/.test(document.querySelector('.tfd-compare-totals').textContent)")
+    assert "Added 1 · Removed 6 · Signature changed 2" in totals.inner_text()
+    assert "Keras 3" in page.locator(".tfd-compare-notes").inner_text()
+    names = lambda: page.eval_on_selector_all(".tfd-compare-list li a", "els => els.map(a => a.textContent)")
+    assert {"tf.thing", "tf.estimator.Estimator", "tf.nn.softmax"} <= set(names())
+    page.locator('input[name="pkg"]').fill("tf.keras")
+    assert set(names()) == {"tf.keras.Model.fit", "tf.keras.Model.old_method"}
+    assert "Removed 1 · Signature changed 1" in totals.inner_text()
+    page.locator('input[name="kind"][value="signature"]').uncheck()
+    assert names() == ["tf.keras.Model.old_method"]
+    assert "pkg=tf.keras" in page.url and "kind=added%2Cremoved%2Cdeprecated" in page.url
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(tmp / "compare-390.png"))
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.locator(".tfd-compare-list a").first.click()
+    page.wait_for_url("**/api/tf.keras.Model/#tf.keras.Model.old_method")
+    # Adjacent releases from a release page's link: 2.5 -> 2.6 only.
+    page.goto(base + "changes/2.6/", wait_until="load")
+    assert "Keras 3" in page.locator(".tfd-release-notes").first.inner_text()
+    page.locator('a:text-is("compare 2.5 → 2.6")').click()
+    page.wait_for_function("() => /Added \\d/.test(document.querySelector('.tfd-compare-totals').textContent)")
+    assert page.locator(".tfd-compare-totals").inner_text().startswith("2.5 → 2.6")
+
+
+def test_migration_table_filters_and_fits_a_phone(browser_site):
+    base, page, tmp = browser_site
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(base + "migration/", wait_until="load")
+    rows = page.locator("#tfd-migration tbody tr")
+    assert page.locator(".tfd-filter-totals").inner_text() == "2 of 2 shown"
+    page.locator('form.tfd-filter select[name="kind"]').select_option("removed")
+    assert [r.get_attribute("id") for r in rows.all() if r.is_visible()] == ["tf.contrib.foo"]
+    assert page.locator(".tfd-filter-totals").inner_text() == "1 of 2 shown"
+    page.locator('form.tfd-filter select[name="kind"]').select_option("")
+    page.locator('form.tfd-filter input[name="q"]').fill("session")
+    assert [r.get_attribute("id") for r in rows.all() if r.is_visible()] == ["tf.Session"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(tmp / "migration-390.png"))
+    page.set_viewport_size({"width": 1280, "height": 800})

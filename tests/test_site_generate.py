@@ -168,6 +168,17 @@ def test_odd_names_and_nasty_docstrings_are_escaped(kb, tmp_path):
     assert links.anchor(ODD_NAME) in nn and "tf.nn.old_fn" in nn  # the row after it is intact
 
 
+def test_release_pages_are_small_and_note_keras_3(kb, tmp_path):
+    """Release pages give totals and link into the compare view; the lists live there."""
+    result = generate(kb, tmp_path)
+    page = page_file(tmp_path, links.release_page("2.6")).read_text()
+    assert "moved tf.keras to Keras 3" in page and "no longer ships tf.estimator" in page
+    assert "releases/compare/?from=2.5&amp;to=2.6" in page.replace("../../", "")
+    assert "moved tf.keras" not in page_file(tmp_path, links.release_page("2.5")).read_text()
+    sizes = {p.path: p.bytes for p in result.pages}
+    assert sizes["changes/2.6/"] < 20_000
+
+
 def test_release_pages_group_changes_by_module(kb, tmp_path):
     generate(kb, tmp_path)
     page = page_file(tmp_path, links.release_page("2.6")).read_text()
@@ -178,7 +189,8 @@ def test_release_pages_group_changes_by_module(kb, tmp_path):
     assert "Signature changes" in p25 and "Deprecated" in p25
     mig = page_file(tmp_path, links.MIGRATION_PAGE).read_text()
     assert 'href="../api/tf.compat.v1.Session/"' in mig
-    assert "no replacement" in mig
+    assert "none: see the note" in mig and 'data-kind="removed"' in mig
+    assert 'data-kind="compat"' in mig  # tf.Session is kept as tf.compat.v1.Session
     rel = page_file(tmp_path, links.RELEASES_PAGE).read_text()
     assert rel.index(">2.6<") < rel.index(">2.4<")  # newest first
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from knowledge_base.site import api, changes, search
+from knowledge_base.site import api, changes, compare, search
 from knowledge_base.site.data import load
 from knowledge_base.store import KB
 
@@ -48,6 +48,7 @@ def generate(kb: KB, docs_dir: Path, *, budget: int = PAGE_BUDGET,
     say(f"writing change pages for {len(data.versions)} releases")
     result.pages += changes.release_pages(data, docs_dir, budget)
     result.pages += changes.migration_pages(data, docs_dir, budget)
+    result.pages += compare.compare_page(data, docs_dir)
     result.search_entries, result.search_bytes = search.write_index(data, docs_dir)
     result.seconds = time.perf_counter() - t0
     return result

@@ -1,11 +1,13 @@
 """Per-release "What changed" pages, the release index and the TF1 -> TF2 migration table."""
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.site.api import PageStat
+from knowledge_base.site.compare import compare_url, release_notes
 from knowledge_base.site.entries import event_detail, symbol_link
 from knowledge_base.site.data import SiteData
 from knowledge_base.site.markup import NOSEARCH, badge, esc, link, write_page
@@ -35,76 +37,56 @@ def release_pages(data: SiteData, docs_dir: Path, budget: int) -> list[PageStat]
     return stats
 
 
-def _module_block(data: SiteData, module: str, items: list[tuple[dict, dict]],
-                  page: str) -> str:
-    by_kind: dict[str, list] = defaultdict(list)
-    for s, e in items:
-        by_kind[e["kind"]].append((s, e))
-    parts = [f'<h2 id="{esc(links.anchor(module))}"{NOSEARCH}>'
-             f'{link(page, links.module_page(module), module)}</h2>']
-    for kind in list(KIND_ORDER) + sorted(set(by_kind) - set(KIND_ORDER)):
-        if kind not in by_kind:
-            continue
-        lis = "".join(
-            f'<li>{symbol_link(data, s["name"], page)}{event_detail(data, e, page)}</li>'
-            for s, e in by_kind[kind])
-        parts.append(f'<p class="tfd-kind"{NOSEARCH}>{badge(KIND_TITLES.get(kind, kind), "ev-" + kind)}'
-                     f' {len(by_kind[kind])}</p><ul class="tfd-changes"{NOSEARCH}>{lis}</ul>')
-    return "\n".join(parts)
+def _counts(items) -> str:
+    c = Counter(e["kind"] for _, e in items)
+    return " ".join(badge(f"{KIND_TITLES.get(k, k)}: {c[k]}", "ev-" + k)
+                    for k in list(KIND_ORDER) + sorted(set(c) - set(KIND_ORDER)) if c[k])
+
+
+def _package(module: str) -> str:
+    """The package a module belongs to for the totals: tf.keras for tf.keras.layers."""
+    parts = module.split(".")
+    return ".".join(parts[:3] if parts[1:2] in (["compat"], ["contrib"]) else parts[:2])
 
 
 def _release(data: SiteData, docs_dir: Path, ord_: int, version: str,
              items: list[tuple[dict, dict]], budget: int) -> list[PageStat]:
+    """Facts, notes (Keras 3 in 2.16), totals by package and by module; each row opens the
+    compare view on this release and that package (the lists are there, filterable)."""
     page = links.release_page(version)
     title = f"What changed in TensorFlow {version}"
     info = data.releases[ord_]
     blocks = [_release_facts(data, ord_, info, page)]
+    for note in release_notes(data).get(ord_, []):
+        blocks.append(f'<div class="admonition note tfd-release-notes"><p class="admonition-title">'
+                      f'Note</p><p>{esc(note)}</p></div>')
     if ord_ == 0:
         # Everything is "added" in the oldest release the KB has; listing it helps nobody.
         blocks.append(f'<p>The oldest release in the knowledge base: {info.get("symbols") or 0}'
                       f' public symbols. See the {link(page, "api/", "API reference")}.</p>')
         return [PageStat(page, write_page(docs_dir, page, title, blocks))]
-    counts = Counter(e["kind"] for _, e in items)
     if not items:
         blocks.append("<p>No changes to the public API.</p>")
         return [PageStat(page, write_page(docs_dir, page, title, blocks))]
-    blocks.append('<p class="tfd-counts">' + " ".join(
-        badge(f"{KIND_TITLES.get(k, k)}: {counts[k]}", "ev-" + k)
-        for k in KIND_ORDER if counts[k]) + "</p>")
+    prev = data.versions[ord_ - 1]
+    blocks.append(f'<p class="tfd-counts">{_counts(items)}</p>')
+    blocks.append(f'<p>Every change, filterable by package, kind and name: '
+                  f'{link(page, compare_url(prev, version), f"compare {prev} → {version}")}.</p>')
+    by_pkg: dict[str, list] = defaultdict(list)
     by_module: dict[str, list] = defaultdict(list)
     for s, e in items:
+        by_pkg[_package(s["module"])].append((s, e))
         by_module[s["module"]].append((s, e))
-    modules = sorted(by_module)
-    module_blocks = [_module_block(data, m, by_module[m], page) for m in modules]
-    if sum(len(b.encode()) for b in module_blocks) + 4096 <= budget:
-        blocks += module_blocks
-        return [PageStat(page, write_page(docs_dir, page, title, blocks))]
-    # A release that changed a lot (Keras 3 in 2.16): one page per run of modules.
-    stats, rows = [], []
-    runs, size = [[]], 0
-    for i, b in enumerate(module_blocks):
-        n = len(b.encode())
-        if runs[-1] and size + n > budget:
-            runs.append([])
-            size = 0
-        runs[-1].append(i)
-        size += n
-    for n, run in enumerate(runs, 1):
-        part = f"{page}part-{n}/"
-        part_blocks = [f'<p class="tfd-parts">{link(part, page, title)} · part {n} of '
-                       f'{len(runs)}</p>'] + [_module_block(data, modules[i], by_module[modules[i]], part)
-                                            for i in run]
-        stats.append(PageStat(part, write_page(docs_dir, part, f"{title} ({n}/{len(runs)})",
-                                               part_blocks)))
-        for i in run:
-            c = Counter(e["kind"] for _, e in by_module[modules[i]])
-            rows.append(f'<tr><td>{link(page, part + "#" + links.anchor(modules[i]), modules[i])}'
-                        f'</td><td>' + ", ".join(f"{KIND_TITLES.get(k, k).lower()} {c[k]}"
-                                                 for k in KIND_ORDER if c[k]) + "</td></tr>")
-    blocks.append(f'<table class="tfd-index"{NOSEARCH}><thead><tr><th>Module</th><th>Changes'
-                  f'</th></tr></thead><tbody>{"".join(rows)}</tbody></table>')
-    stats.append(PageStat(page, write_page(docs_dir, page, title, blocks)))
-    return stats
+    for heading, groups, anchor in (("By package", by_pkg, "tfd--pkg-"),
+                                    ("By module", by_module, "")):
+        rows = "".join(
+            f'<tr id="{esc(anchor + links.anchor(m))}"><td>'
+            f'{link(page, compare_url(prev, version, m), m)}</td>'
+            f'<td>{_counts(groups[m])}</td></tr>' for m in sorted(groups))
+        blocks.append(f'<h2 id="tfd--{heading.split()[1].lower()}">{esc(heading)}</h2>'
+                      f'<table class="tfd-index"><thead><tr><th>{esc(heading.split()[1].title())}'
+                      f'</th><th>Changes</th></tr></thead><tbody>{rows}</tbody></table>')
+    return [PageStat(page, write_page(docs_dir, page, title, blocks))]
 
 
 def _release_facts(data: SiteData, ord_: int, info: dict, page: str) -> str:
@@ -138,25 +120,59 @@ def _release_index(data: SiteData, docs_dir: Path, by_ord) -> PageStat:
                     f'</td><td>{esc(info.get("tf_version") or "")}</td><td>{esc(keras)}</td>'
                     f'<td>{esc(info.get("symbols") or "")}</td><td>{esc(changes)}</td></tr>')
     blocks = ["<p>Every TensorFlow release in the knowledge base, newest first, with what "
-              "changed in its public API.</p>",
+              "changed in its public API. "
+              f'{link(page, compare_url(), "Compare any two releases")} by package and kind.</p>',
               f'<table class="tfd-index"{NOSEARCH}><thead><tr><th>Release</th><th>TensorFlow</th>'
               f'<th>tf.keras from</th><th>Symbols</th><th>Changes</th></tr></thead><tbody>'
               + "".join(rows) + "</tbody></table>"]
     return PageStat(page, write_page(docs_dir, page, "Releases", blocks))
 
 
+MIGRATION_CATEGORIES = (("renamed", "renamed in TF2"), ("compat", "kept as tf.compat.v1"),
+                        ("removed", "no TF2 name"))
+
+
+def _migration_row(data: SiteData, r: dict, page: str) -> str:
+    new = r["new"]
+    cat = "removed" if not new else "compat" if new.startswith("tf.compat.v1.") else "renamed"
+    if new:
+        target = symbol_link(data, new, page)
+        if new not in data.by_name:
+            target += ' <span class="tfd-badge tfd-removed">not in the KB</span>'
+    else:
+        target = "<em>none: see the note</em>" if r["note"] else "<em>no replacement</em>"
+    pkg = _package(r["old"].rsplit(".", 1)[0]) if r["old"].count(".") > 1 else "tf"
+    label = dict(MIGRATION_CATEGORIES)[cat]
+    return (f'<tr id="{esc(links.anchor(r["old"]))}" data-kind="{cat}" data-pkg="{esc(pkg)}">'
+            f'<td>{symbol_link(data, r["old"], page)}</td><td>{target}</td>'
+            f'<td>{badge(label, "ev-" + cat)}</td><td>{esc(r["note"] or "")}</td></tr>')
+
+
 def migration_pages(data: SiteData, docs_dir: Path, budget: int) -> list[PageStat]:
+    """The TF1 -> TF2 table with a filter (text, package, kind) and totals; each row's id is
+    the TF1 name, which the search box finds."""
     page = links.MIGRATION_PAGE
     intro = ("<p>TF1 names and what TF2 calls them, from the upgrade tables that ship in the "
              "wheels (<code>tf_upgrade_v2</code>). Names link to their API entries when the "
-             "knowledge base has them.</p>")
-    rows = []
-    for r in data.renames:
-        new = symbol_link(data, r["new"], page) if r["new"] else "<em>no replacement</em>"
-        rows.append(f'<tr id="{esc(links.anchor(r["old"]))}"><td>{symbol_link(data, r["old"], page)}'
-                    f'</td><td>{new}</td><td>{esc(r["note"] or "")}</td></tr>')
+             "knowledge base has them; a TF1 name typed into the search box finds its row.</p>")
+    rows = [_migration_row(data, r, page) for r in data.renames]
+    counts = Counter(re.search(r'data-kind="(\w+)"', row).group(1) for row in rows)
+    totals = " · ".join(f"{label} {counts[k]}" for k, label in MIGRATION_CATEGORIES)
     if not rows:
-        rows.append('<tr><td colspan="3">The knowledge base has no rename tables.</td></tr>')
-    head = ('<thead><tr><th>TF1 name</th><th>TF2 name</th><th>Note</th></tr></thead>')
-    table = f'<table class="tfd-index"{NOSEARCH}>{head}<tbody>{"".join(rows)}</tbody></table>'
-    return [PageStat(page, write_page(docs_dir, page, "TF1 → TF2 migration", [intro, table]))]
+        rows.append('<tr><td colspan="4">The knowledge base has no rename tables.</td></tr>')
+    pkgs = sorted({re.search(r'data-pkg="([^"]*)"', row).group(1) for row in rows
+                   if "data-pkg" in row})
+    form = ('<form class="tfd-filter" data-table="tfd-migration"><p>'
+            '<label>Name <input name="q" type="search" placeholder="tf.contrib.layers" size="18">'
+            '</label> <label>Package <select name="pkg"><option value="">all</option>'
+            + "".join(f'<option>{esc(p)}</option>' for p in pkgs) + '</select></label> '
+            '<label>Kind <select name="kind"><option value="">all</option>'
+            + "".join(f'<option value="{k}">{esc(t)}</option>' for k, t in MIGRATION_CATEGORIES)
+            + f'</select></label></p><p class="tfd-filter-totals">{len(data.renames)} names: '
+            f'{esc(totals)}</p></form>')
+    head = ('<thead><tr><th>TF1 name</th><th>TF2 name</th><th>Kind</th><th>Note</th></tr>'
+            '</thead>')
+    table = (f'<table class="tfd-index tfd-migration" id="tfd-migration">{head}'
+             f'<tbody>{"".join(rows)}</tbody></table>')
+    return [PageStat(page, write_page(docs_dir, page, "TF1 → TF2 migration",
+                                      [intro, form, table]))]
