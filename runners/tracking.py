@@ -249,8 +249,6 @@ def _has_table(conn, name: str) -> bool:
 
 
 def _model_figures(conn: sqlite3.Connection) -> None:
-    if not _has_table(conn, "catalog_models"):
-        return
     # The few pending model runs first, by their partial index (a join lets the planner
     # start from every succeeded job instead: 18 ms on 10,000 runs, on every list).
     pending = [r[0] for r in conn.execute(
@@ -258,10 +256,6 @@ def _model_figures(conn: sqlite3.Connection) -> None:
     if not pending:
         return
     marks = ",".join("?" * len(pending))
-    rows = conn.execute(
-        "SELECT j.id AS job_id, m.validation, m.benchmark FROM jobs j JOIN catalog_models m "
-        f"ON m.job_id = j.id WHERE j.id IN ({marks}) AND j.state = 'succeeded'",
-        pending).fetchall()
     # Runs that will never have figures leave the pending list: ended otherwise, or succeeded
     # long enough ago that the catalog has registered what they made (it does so at the end).
     settled = conn.execute(
@@ -272,6 +266,12 @@ def _model_figures(conn: sqlite3.Connection) -> None:
         with statedb.transaction(conn):
             conn.executemany("UPDATE tracked_runs SET figures_done = 1 WHERE job_id = ?",
                              [(r[0],) for r in settled])
+    if not _has_table(conn, "catalog_models"):
+        return
+    rows = conn.execute(
+        "SELECT j.id AS job_id, m.validation, m.benchmark FROM jobs j JOIN catalog_models m "
+        f"ON m.job_id = j.id WHERE j.id IN ({marks}) AND j.state = 'succeeded'",
+        pending).fetchall()
     if not rows:
         return
     with statedb.transaction(conn):
