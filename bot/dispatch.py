@@ -145,7 +145,7 @@ def run(ctx: Context, command: Command) -> Reply:
     if ctx.audit is not None and (reason or spec.permission != "read"):
         ctx.audit(command.name, command.line, reason is None, reason or "")
     if reason:
-        return Reply.error(reason, {"refused": True})
+        return Reply.error(reason, refused=True)
     return reply
 
 

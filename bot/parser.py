@@ -71,7 +71,8 @@ def build_parser(prog: str = "tfdesk") -> argparse.ArgumentParser:
                                     epilog=epilog,
                                     formatter_class=argparse.RawDescriptionHelpFormatter)
         for flags, kwargs in spec.args:
-            p.add_argument(*flags, **{k: v for k, v in kwargs.items() if k != "path"})
+            p.add_argument(*flags, **{k: v for k, v in kwargs.items()
+                                      if k not in ("path", "after_dashes")})
         p.add_argument("--json", action="store_true", help="answer with structured JSON")
         p.set_defaults(_command=name)
         parsers[name] = p
@@ -113,10 +114,29 @@ def split(line: str) -> list[str]:
         raise UsageError(f"could not read the command line: {exc}") from None
 
 
+def _after_dashes(argv: list[str]) -> tuple[list[str], tuple[str, list[str]] | None]:
+    """``train s.py --workers 2 -- --lr 0.1``: for a command with an ``after_dashes``
+    argument, everything after the first ``--`` is that argument's, as given (argparse alone
+    would hand a ``nargs="*"`` positional nothing once the one before it matched)."""
+    if "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    try:
+        name = vars(parser().parse_known_args(argv[:cut])[0]).get("_command")
+    except (UsageError, HelpRequested):
+        return argv, None
+    spec = COMMANDS.get(name or "")
+    for flags, kwargs in (spec.args if spec else []):
+        if kwargs.get("after_dashes"):
+            return argv[:cut], (kwargs.get("dest") or flags[0], argv[cut + 1:])
+    return argv, None
+
+
 def parse(line: str | list[str]) -> Command:
     argv = split(line) if isinstance(line, str) else list(line)
     if not argv:
         raise UsageError("no command given", parser().format_help())
+    argv, after = _after_dashes(argv)
     ns, extra = parser().parse_known_args(argv)
     values = vars(ns)
     name = values.pop("_command", None)
@@ -130,6 +150,8 @@ def parse(line: str | list[str]) -> Command:
         raise UsageError(f"{group!r} needs a sub-command", parser().format_help(), group)
     as_json = values.pop("json", False)
     args = {k: v for k, v in values.items() if not k.startswith("_cmd")}
+    if after is not None:
+        args[after[0]] = after[1]
     return Command(name, args, as_json, line if isinstance(line, str) else shlex.join(argv))
 
 

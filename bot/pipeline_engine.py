@@ -6,7 +6,6 @@ Lives in bot/ because it is the one place allowed to know both runners and catal
 """
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 import threading
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.executor import StepOutcome
+from converters.model.report import ModelReport, load_report
 from core.vocabulary import TERMINAL
 
 log = logging.getLogger(__name__)
@@ -22,9 +22,8 @@ LABEL_KEYS = ("pipeline_run", "step", "project", "register", "dataset")
 # Which artifact is a step's "model" output, best first: the validated conversion, a
 # TensorRT plan, a trained SavedModel; then anything that is a model.
 MODEL_ARTIFACTS = ("onnx", "engine", "saved_model", "keras_model")
-# report.json states of a model job that exited 0 but did not do what the step asked.
-REPORT_FAILURES = {"validation_failed": "the converted model failed numerical validation",
-                   "failed": "the model job failed"}
+# Job kinds whose worker writes a report.json (converters.model.report.ModelReport).
+REPORTING_KINDS = ("convert-model", "infer", "evaluate")
 
 
 def _abs_artifacts(job, arts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -35,37 +34,31 @@ def _abs_artifacts(job, arts: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for a in arts]
 
 
-def _report(arts: list[dict[str, Any]]) -> dict[str, Any]:
-    """The job's report.json (model jobs write one), or {}."""
-    for a in arts:
-        p = Path(a["path"])
-        if p.name == "report.json" and p.is_file():
-            try:
-                data = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return {}
-            return data if isinstance(data, dict) else {}
-    return {}
+def job_report(job) -> ModelReport | None:
+    """A model job's report (None for kinds that write none)."""
+    return load_report(job.workdir) if job.kind in REPORTING_KINDS and job.workdir else None
 
 
-def _results(arts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Validation and benchmark reports a model job wrote as JSON (report.json and the like)."""
+def runtime_tf(job) -> str:
+    """The exact TensorFlow of the runtime the job ran in (its probe), never the version asked
+    for: a model job's worker reports its own; a training job's runtime was probed."""
+    report = job_report(job)
+    if report is not None and report.tf_version:
+        return report.tf_version
+    runtime = job.spec.get("runtime") if isinstance(job.spec.get("runtime"), dict) else {}
+    return str(runtime.get("tf_version") or "")
+
+
+def job_results(job) -> dict[str, Any]:
+    """What the catalog keeps of a job's results: validation, benchmark, evaluation and the
+    exact TensorFlow version."""
+    report = job_report(job)
     out: dict[str, Any] = {}
-    for a in arts:
-        p = Path(a["path"])
-        if p.suffix == ".json" and p.is_file() and p.stat().st_size < 5_000_000:
-            try:
-                data = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict):
-                for key in ("validation", "benchmark", "evaluation", "tf_version"):
-                    if key in data and key not in out:
-                        out[key] = data[key]
-                runner_tf = (data.get("model") or {}).get("runner_tf") \
-                    if isinstance(data.get("model"), dict) else None
-                if runner_tf and "tf_version" not in out:
-                    out["tf_version"] = runner_tf
+    if report is not None:
+        out = {k: v for k, v in (("validation", report.validation),
+                                  ("benchmark", report.benchmark),
+                                  ("evaluation", report.evaluation)) if v}
+    out["tf_version"] = runtime_tf(job)
     return out
 
 
@@ -149,24 +142,21 @@ class EngineSteps:
         model = _model_output(arts)
         if model:
             outputs["model"] = model
-        report = _report(arts)
-        results = _results(arts)
-        if job.spec.get("tf_version"):
-            results.setdefault("tf_version", job.spec["tf_version"])
+        report = job_report(job)
+        results = job_results(job)
         bench = results.get("benchmark") or {}
         if isinstance(bench.get("speedups"), list) and bench["speedups"]:
             outputs["speedup"] = bench["speedups"][0]
         state, error = job.state, job.reason or ""
-        if state in ("succeeded", "failed") and report.get("status") in REPORT_FAILURES:
+        if state in ("succeeded", "failed") and report is not None and report.failed:
             # The report says why in words; the job's reason is only its log's last line.
-            err = report.get("error") or {}
-            detail = err.get("error") if isinstance(err, dict) else str(err)
+            state, error = "failed", report.error_text
+            if report.status == "validation_failed":
+                error += f"; see {job.workdir}/report.json"
+        elif state == "succeeded" and report is not None and report.status == "needs_gpu":
             state = "failed"
-            error = REPORT_FAILURES[report["status"]] + (f": {detail}" if detail else "")
-            if report["status"] == "validation_failed":
-                v = report.get("validation") or {}
-                error += f" (max abs error {v.get('max_abs_error', '?')}; see {job.workdir}/" \
-                         "report.json)"
+            error = "the TensorRT engine needs a GPU runner: " + \
+                str((report.needs_gpu or {}).get("message") or "none is configured")
         return StepOutcome(state, outputs, error=error, artifacts=arts,
                            results=results, tf_version=results.get("tf_version", ""))
 
@@ -218,14 +208,16 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
             if state != "succeeded":
                 return
             job = engine.get(ev.job_id)
+            report = job_report(job)
+            if report is not None and report.status != "succeeded":
+                return  # exited 0 without doing what was asked (validation, no GPU): no model
             arts = _abs_artifacts(job, engine.artifacts(ev.job_id))
             view = _job_view(job)
-            results = _results(arts)
+            results = job_results(job)
             register_job_outputs(conn, view, arts, results,
                                  run_id=view["spec"].get("pipeline_run"),
                                  name=view["spec"].get("register"),
-                                 tf_version=job.spec.get("tf_version") or
-                                 results.get("tf_version", ""))
+                                 tf_version=results["tf_version"])
 
     token = engine.subscribe(on_event)
     # Jobs that ended while no tfdesk ran (or before this subscription): free what they held.
@@ -239,6 +231,22 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
                 with transaction(conn):
                     release_uses(conn, user)
     return token
+
+
+def guard_catalog_entries(engine, state_path: Path) -> None:
+    """Deleting a job is refused while a catalog entry points at its files."""
+    from catalog import open_db
+    from catalog.integrity import holding
+
+    def held(job) -> list[str]:
+        if not job.workdir:
+            return []
+        conn = open_db(state_path)
+        try:
+            return holding(conn, job.workdir)
+        finally:
+            conn.close()
+    engine.delete_guards.append(held)
 
 
 def _job_state(engine):

@@ -146,7 +146,8 @@ def make_engine(config: Config, start: bool = False):
     """The job engine as every face uses it: every job that succeeds registers what it
     produced in the catalog; pipeline runs a stopped tfdesk left behind are settled (and,
     with ``start``, for a long-running tfdesk, taken over)."""
-    from bot.pipeline_engine import reconcile_pipeline_runs, register_outputs_subscriber
+    from bot.pipeline_engine import (guard_catalog_entries, reconcile_pipeline_runs,
+                                     register_outputs_subscriber)
     from runners.engine import Engine
     from runners.isolation import protect_files
     engine = Engine(engine_config(config))
@@ -154,6 +155,7 @@ def make_engine(config: Config, start: bool = False):
     # alone (SQLite gives the -wal/-shm files it creates later the database's mode).
     protect_files(config.state_path, config.home / "tfdesk.toml")
     register_outputs_subscriber(engine, config.state_path)
+    guard_catalog_entries(engine, config.state_path)  # no job delete under a catalog entry
     if start:
         engine.start()
     else:

@@ -74,6 +74,25 @@ def find_model(conn: sqlite3.Connection, ref_or_path: str | None) -> sqlite3.Row
                         "LIMIT 1", (path,)).fetchone()
 
 
+def default_name(conn: sqlite3.Connection, spec: dict[str, Any], parent, fmt: str,
+                 path: Path) -> str:
+    """What a job's model is registered as, when the step gives no ``register:`` name: after
+    the catalog model it was converted from (``mnist-cnn-onnx``); else the pipeline and step it
+    came from (``mnist-train``); only for a one-off job on a file, the file's name."""
+    if spec.get("register") or spec.get("model_name"):
+        return spec.get("register") or spec.get("model_name")
+    if parent is not None:
+        return f"{parent['name']}-{models.check_format(fmt)}"
+    if spec.get("pipeline_run") and spec.get("step"):
+        row = conn.execute("SELECT pipeline FROM catalog_runs WHERE id = ?",
+                           (spec["pipeline_run"],)).fetchone()
+        if row is not None:
+            return f"{row[0]}-{spec['step']}"
+    # script_name: the user's file name (a train job stores its copy as script.py)
+    source = spec.get("script_name") or spec.get("script") or spec.get("model") or str(path)
+    return Path(str(source)).stem
+
+
 def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
                          results: dict[str, Any] | None = None, *, run_id: str | None = None,
                          name: str | None = None, tf_version: str = "") -> list[dict[str, Any]]:
@@ -129,14 +148,11 @@ def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
         fmt = models.guess_format(path) or artifact.get("format")
         if not fmt:
             return []
-        if not name:
-            name = spec.get("register") or spec.get("model_name")
-        if not name and parent is not None:
-            name = f"{parent['name']}-{models.check_format(fmt)}"
-        if not name:
-            # script_name: the user's file name (a train job stores its copy as script.py)
-            source = spec.get("script_name") or spec.get("script") or spec.get("model") or str(path)
-            name = Path(str(source)).stem
+        name = name or default_name(conn, spec, parent, fmt, path)
+        if not project and parent is not None and parent["project_id"] is not None:
+            project = conn.execute("SELECT name FROM catalog_projects WHERE id = ?",
+                                   (parent["project_id"],)).fetchone()[0]
+            projects.add_job(conn, project, job_id)
         dataset = spec.get("dataset")
         if dataset and conn.execute("SELECT 1 FROM catalog_datasets WHERE name = ?",
                                     (dataset,)).fetchone() is None:

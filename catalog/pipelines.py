@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -17,6 +18,7 @@ import yaml
 from catalog import components, entries, lookup
 from catalog.errors import Duplicate, HasDependants, InvalidInput, NotFound
 from catalog.names import check_name, split_ref
+from catalog.pipeline_paths import resolve as resolve_paths
 from catalog.pipeline_schema import PIPELINE_SCHEMA
 from catalog.store import now, transaction
 
@@ -158,8 +160,15 @@ def _exprs(value) -> list[str]:
 
 
 def add(conn: sqlite3.Connection, name: str | None, text: str, owner: str,
-        project: str | None = None, tags=None, replace: bool = False) -> dict[str, Any]:
+        project: str | None = None, tags=None, replace: bool = False,
+        base_dir: Path | None = None) -> dict[str, Any]:
+    """Store a definition. With ``base_dir`` (the folder it is added from), relative files
+    the steps name are stored resolved against it, so runs work from any folder."""
     definition = parse(text)
+    if base_dir is not None:
+        definition, changed = resolve_paths(definition, base_dir, conn)
+        if changed:
+            text = yaml.safe_dump(definition, sort_keys=False, allow_unicode=True)
     name = name or definition.get("name")
     if not name:
         raise InvalidInput("give the pipeline a name (argument or 'name:' in the YAML)")

@@ -73,6 +73,11 @@ def start(conn: sqlite3.Connection, pipeline: str, owner: str,
             resumed_from, reused = _earlier_outputs(conn, name, names[:first], from_step,
                                                     owner if reuse_own_only else None)
     run_id = f"run-{secrets.token_hex(4)}"
+    if not definition.get("project"):  # the pipeline entry's project, for what its steps make
+        row = conn.execute("SELECT p.name FROM catalog_pipelines x JOIN catalog_projects p ON "
+                           "p.id = x.project_id WHERE x.name = ?", (name,)).fetchone()
+        if row is not None:
+            definition["project"] = row[0]
     project = definition.get("project")
     with transaction(conn):
         pid = entries.project_id(conn, project) if project else None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from runners.backends import BACKENDS
+from runners.backends import BACKENDS, Backend
 from runners.builtins import backend_class, load_kinds
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
@@ -27,7 +27,7 @@ from runners.metrics import MetricReader
 from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, TERMINAL, Event,
                             Job, JobError)
 from runners.observing import Observing
-from runners.store import JobStore
+from runners.store import JobStore, new_job_id
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,9 @@ class Engine(Observing):
         self.env = RunnerEnv(Path(config.runner_python))
         self.local = LocalBackend(grace_s=config.grace_s, user=config.job_user,
                                   poll_s=config.poll_s, settings=config.runner)
-        self._backends: dict[str, Any] = {"local": self.local}
+        self._backends: dict[str, Backend] = {"local": self.local}
+        # job -> what still points at its files ("model m:1"); delete refuses while any does.
+        self.delete_guards: list[Callable[[Job], list[str]]] = []
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)
         self._events: queue.Queue = queue.Queue()
@@ -113,13 +115,15 @@ class Engine(Observing):
         choice = self.runtime(kind, spec, backend)  # refused here when nothing fits
         # Prepare in a scratch directory first: bad input is refused before a job exists.
         scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
+        job_id = new_job_id()  # known while preparing: what the job writes names it
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, spec, scratch, choice)
+            stored = self._prepare(k, {**spec, "job_id": job_id}, scratch, choice)
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
-                                        backend, self.jobs_dir, max_active, also_active)
+                                        backend, self.jobs_dir, max_active, also_active,
+                                        job_id=job_id)
             scratch.rename(job.workdir)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -231,7 +235,14 @@ class Engine(Observing):
         return self.wait(job_id, timeout=wait) if wait else self.store.get(job_id)
 
     def delete(self, job_id: str, force: bool = False) -> None:
+        """Delete a job's files, cluster objects and record. Refused while anything a guard
+        knows of (the catalog's entries) points at the job's files, ``force`` or not."""
         job = self.store.get(job_id)
+        held = [entry for guard in self.delete_guards for entry in guard(job)]
+        if held:
+            raise JobError(f"job {job_id} holds the files of {', '.join(held)}; the catalog "
+                           "points there, so the job is kept. Delete those entries first "
+                           "(e.g. `tfdesk models delete NAME:VERSION`) or keep the job")
         if job.active:
             if not force:
                 raise JobError(f"job {job_id} is {job.state}; cancel it first or delete with --force")
@@ -465,7 +476,7 @@ class Engine(Observing):
     def settings(self, backend: str) -> dict[str, Any]:
         return self.config.kubernetes if backend == "kubernetes" else {}
 
-    def backend(self, name: str):
+    def backend(self, name: str) -> Backend:
         """The backend ``name``, made when first used (a cluster's client needs its settings)."""
         if name not in BACKENDS:
             raise JobError(f"unknown backend {name!r}; use one of {', '.join(BACKENDS)}")

@@ -75,6 +75,9 @@ class JobKind:
     # What the work needs of its runtime (runners/runtimes.py Needs), from the submitted spec,
     # read statically; None: anything fits.
     needs: Callable[[dict], Any] | None = None
+    # Why a failed job failed, in the work's own words (a worker's report), read from its
+    # folder once it ended; "" or None: the backend's reason (exit status, last error line).
+    failure_cause: Callable[[Path], str] | None = None
 
 
 KINDS: dict[str, JobKind] = {}

@@ -15,7 +15,10 @@ from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
 def _prepare(mode: str):
     def prepare(spec: dict, workdir: Path, env: RunnerEnv) -> dict:
         settings = spec.pop("settings", None) or {}
-        stored = jobspec.prepare({**spec, "mode": mode}, workdir, env.runner_python, settings)
+        # The id the user sees names the work in the hand-offs it writes (trt-build.yaml).
+        job_id = spec.pop("job_id", None)
+        stored = jobspec.prepare({**spec, "mode": mode, **({"id": job_id} if job_id else {})},
+                                 workdir, env.runner_python, settings)
         return copy_in(stored, workdir)
     return prepare
 
@@ -65,6 +68,13 @@ def describe(spec: dict) -> str:
     return f"{spec.get('name')} -> {spec.get('target')} {spec.get('precision')}"
 
 
+def failure_cause(workdir: Path) -> str:
+    """The worker's own error from report.json (the log's last line is only progress)."""
+    from converters.model.report import load_report
+    report = load_report(workdir)
+    return report.error_text if report.status != "succeeded" else ""
+
+
 def _needs(spec: dict):
     from runners.needs import model_needs
     return model_needs(spec)
@@ -72,12 +82,15 @@ def _needs(spec: dict):
 
 CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"), needs=_needs,
                                 local_plan=local_plan, describe=describe,
-                                collect_artifacts=jobspec.artifacts))
+                                collect_artifacts=jobspec.artifacts,
+                                failure_cause=failure_cause))
 INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan, needs=_needs,
-                              describe=describe, collect_artifacts=jobspec.artifacts))
+                              describe=describe, collect_artifacts=jobspec.artifacts,
+                              failure_cause=failure_cause))
 EVALUATE = register_kind(JobKind(name="evaluate", prepare=_prepare("evaluate"), needs=_needs,
                                  local_plan=local_plan, describe=describe,
-                                 collect_artifacts=jobspec.artifacts))
+                                 collect_artifacts=jobspec.artifacts,
+                                 failure_cause=failure_cause))
 
 
 # -- Kubernetes: infer as a batch/v1 Job with GPUs --------------------------------------------

@@ -48,8 +48,25 @@ class Observing:
             state, reason = CANCELLED, "cancelled by request (its processes were stopped)"
         if seen.collect:
             self.collect(job)
+        if state == FAILED:
+            reason = self._cause(job, reason)
         self._finish(job, state, reason, seen.data)
         return True
+
+    def _cause(self, job: Job, reason: str) -> str:
+        """The failure in the work's own words, when its kind can tell (a worker's report),
+        ahead of the backend's "exit status N"; kept in the job's record."""
+        kind = get_kind(job.kind)
+        if kind.failure_cause is None or not job.workdir:
+            return reason
+        try:
+            cause = kind.failure_cause(Path(job.workdir))
+        except Exception:  # noqa: BLE001 - the backend's reason stands
+            return reason
+        if not cause:
+            return reason
+        status = reason.split(":", 1)[0].strip()
+        return f"{cause} ({status})" if status and status != cause else cause
 
     def _note(self, job_id: str, type_: str, message: str, data: dict | None = None) -> None:
         self._publish(self.store.append_event(Event(job_id, type_, message, data or {})))

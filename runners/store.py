@@ -132,12 +132,12 @@ class JobStore:
     # -- jobs ---------------------------------------------------------------------------------
     def create(self, kind: str, spec: dict, owner: str, reply_to: dict, backend: str,
                workdir_root: Path, max_active: int | None = None,
-               also_active: int = 0) -> tuple[Job, Event]:
+               also_active: int = 0, job_id: str | None = None) -> tuple[Job, Event]:
         """Queue a job. ``max_active``: the owner's limit of active jobs (pipeline steps do
         not count; ``also_active`` is what counts besides, e.g. pipeline runs): counted and
         inserted in one transaction, so parallel submissions never pass it."""
         now = time.time()
-        job_id = new_job_id()
+        job_id = job_id or new_job_id()  # given: the id its prepared files already name
         workdir = str(Path(workdir_root) / job_id)
         with self._tx() as db:
             if max_active is not None:

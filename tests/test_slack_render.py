@@ -6,6 +6,7 @@ import pytest
 from bot.config import load_config
 from bot.handlers.serve import ServeError, choose_mode
 from bot.reply import Reply
+from bot.reply import JobRef
 from bot.slack.blocks import render_reply
 
 
@@ -23,11 +24,12 @@ def test_long_answers_fit_slacks_limits():
 
 def test_running_job_answer_gets_cancel_and_logs_buttons():
     job = {"id": "j-1", "state": "running", "kind": "train", "backend": "local"}
-    msg = render_reply(Reply(text="started", data=job))
+    msg = render_reply(Reply(text="started", data=job, job=JobRef("j-1", "running")))
     ids = [e["action_id"] for b in msg["blocks"] if b["type"] == "actions"
            for e in b["elements"]]
     assert ids == ["tf_job_cancel", "tf_job_logs"]
-    done = render_reply(Reply(text="done", data={**job, "state": "succeeded"}))
+    done = render_reply(Reply(text="done", data={**job, "state": "succeeded"},
+                              job=JobRef("j-1", "succeeded")))
     assert not [b for b in done["blocks"] if b["type"] == "actions"]
 
 

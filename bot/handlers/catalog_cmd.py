@@ -350,8 +350,13 @@ def pipelines_add(ctx, name, file, replace, project, tags):
     if replace and target:
         check_owners(ctx, "pipelines", target, "replace")
     check_steps(ctx, definition, {}, db(ctx))  # no server paths or inline code from Slack
+    # The terminal's relative files are stored resolved, from the folder the command runs in
+    # (the file gate hands over a copy of the YAML, not its place); a Slack member's steps name
+    # no server files at all (check_steps).
+    base = None if ctx.actor.remote else Path.cwd()
     d = pipelines.add(db(ctx), None if name == "-" else name, text, ctx.owner,
-                      project=_project(ctx, project), tags=tags, replace=replace)
+                      project=_project(ctx, project), tags=tags, replace=replace,
+                      base_dir=base)
     return _added("pipeline", d)
 
 
@@ -438,3 +443,23 @@ def catalog_import(ctx, file):
     summary = ", ".join(f"{n} {t}" for t, n in counts.items() if n)
     return Reply(text=f"imported from {file}: {summary or 'nothing'}",
                  data={"file": str(file), "counts": counts})
+
+
+@command("catalog check", "list catalog entries that no longer resolve (files gone, names "
+         "missing); --repair removes those whose files are gone",
+         args=[arg("--repair", action="store_true",
+                   help="remove entries whose files are gone and that nothing depends on")],
+         examples=["tfdesk catalog check", "tfdesk catalog check --repair"], permission="admin")
+def catalog_check(ctx, repair):
+    from dataclasses import asdict
+
+    from catalog import integrity
+    before = integrity.check(db(ctx))
+    left = integrity.check(db(ctx), repair=True) if repair else before
+    removed = [d for d in before if d not in left]
+    lines = [f"removed {d}" for d in removed] + [f"dangling: {d}" for d in left]
+    text = "\n".join(lines) or "every catalog entry resolves"
+    ok = not left
+    return Reply(text=text, data={"dangling": [asdict(d) for d in left],
+                                  "removed": [asdict(d) for d in removed]},
+                 ok=ok, status=0 if ok else 1)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bot.permissions import check_owner
 from bot.registry import arg, command
-from bot.reply import Reply
+from bot.reply import JobRef, Reply
 from core.vocabulary import (ACTIVE, BACKENDS, CONVERT_CHOICES, STATES,
                              TERMINAL_ICONS as STATE_ICON)
 
@@ -50,6 +50,8 @@ def _progress_subscriber(ctx, job_id):
 
 @command("train", "run a training script as a job (converted to distributed when needed)",
          args=[arg("script", help="the training script (.py)", path=True),
+               arg("script_args", nargs="*", metavar="-- ARGS", after_dashes=True,
+                   help="arguments for the script, after `--` (e.g. -- --lr 0.01 --batch 64)"),
                arg("--workers", type=int, default=1, help="processes / pods (default 1)"),
                arg("--gpus-per-worker", type=int, default=0, help="GPUs per worker (Kubernetes)"),
                arg("--cpu", help="CPU request and limit per worker, e.g. 4 or 500m (Kubernetes)"),
@@ -66,12 +68,14 @@ def _progress_subscriber(ctx, job_id):
                    "(default: the one that fits the script; see 'tfdesk environments list')"),
                arg("--wait", action="store_true", help="wait for the end, showing progress"),
                arg("--dry-run", action="store_true", help="show what would run (Kubernetes: manifests)")],
-         examples=["tfdesk train train.py --workers 2", "tfdesk train train.py --workers 4 "
+         examples=["tfdesk train train.py --workers 2", "tfdesk train train.py -- --lr 0.01",
+                   "tfdesk train train.py --workers 4 "
                    "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True, permission="compute")
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
-          environment, wait, dry_run, cpu=None, memory=None):
+          environment, wait, dry_run, script_args=(), cpu=None, memory=None):
     engine = ctx.services.engine
     spec = {"script_path": str(Path(script).expanduser().resolve()), "workers": workers,
+            "args": list(script_args or []),
             "gpus_per_worker": gpus_per_worker, "convert": convert, "epochs": epochs,
             "timeout": timeout, "tf_version": tf_version, "environment": environment,
             "cpu": cpu, "memory": memory}
@@ -100,7 +104,8 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
                                   "starts it here"))
     return Reply(text=_with_findings(job.spec, f"started job {job.id} ({d['summary']}) on {backend}: "
                                                f"{job.state}{where}\nfollow it with: tfdesk logs "
-                                               f"{job.id} --follow"), data=d)
+                                               f"{job.id} --follow"), data=d,
+                 job=JobRef.of(job))
 
 
 def _with_findings(spec: dict, text: str, comment: bool = False) -> str:
@@ -169,7 +174,8 @@ def _job_reply(engine, job_id, judge=False):
             files.append(chart)
     # With judge (train --wait) a job that did not succeed makes the command fail (exit 1).
     ok = job.state == "succeeded" or not judge
-    return Reply(text="\n".join(lines), data=d, files=files, ok=ok, status=0 if ok else 1)
+    return Reply(text="\n".join(lines), data=d, files=files, ok=ok, status=0 if ok else 1,
+                 job=JobRef.of(job))
 
 
 def _no_model(job, artifacts) -> str:
@@ -225,7 +231,7 @@ def cancel(ctx, id):  # noqa: A002
     check_owner(ctx.actor, engine.get(id).owner, f"job {id}", "cancel")
     job = engine.cancel(id)
     note = "" if job.state == "cancelled" else " (stopping; 'tfdesk job ID' shows when it is done)"
-    return Reply(text=f"job {id}: {job.state}{note}", data=job.to_dict())
+    return Reply(text=f"job {id}: {job.state}{note}", data=job.to_dict(), job=JobRef.of(job))
 
 
 @command("delete", "delete a finished job: its files, cluster objects and record",

@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.model_reply import model_reply
+from converters.model.report import ModelReport, load_report
 from bot.registry import arg, command
-from bot.reply import Reply
+from bot.reply import JobRef, Reply
 from core.vocabulary import MODEL_TARGETS
 
 # The job kinds convert-model and infer register themselves when the engine first looks a
@@ -40,7 +41,7 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
         env = f" in {job.spec['runtime']['name']}" if job.spec.get("runtime") else ""
         return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}){env}; the report "
                           f"comes back here when it is done. Follow it: tfdesk logs {job.id} --follow",
-                     data={"job": job.to_dict()})
+                     data={"job": job.to_dict()}, job=JobRef.of(job))
 
     def on_event(ev):
         if ev.type == "log":
@@ -55,9 +56,9 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
     workdir = Path(job.workdir)
     if backend == "kubernetes":  # the pod wrote to the shared volume, mounted here too
         workdir = Path(ctx.config.section("kubernetes").get("pvc_local_path", workdir)) / job.id
-    report = jobspec.read_report(workdir)
+    report = load_report(workdir)
     if job.state == "cancelled":
-        report = {"status": "failed", "error": {"error": f"job {job.id} was cancelled"}}
+        report = ModelReport.crashed(f"job {job.id} was cancelled", "cancelled")
     return model_reply(report, workdir, job, job.spec)
 
 

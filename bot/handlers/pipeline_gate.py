@@ -15,18 +15,12 @@ import re
 from typing import Any
 
 from bot.permissions import Forbidden, refusal
+# step kind -> its keys that name files, and how (as bot.registry path kinds)
+from catalog.pipeline_paths import STEP_PATHS
 
 # step kind -> the command it stands for
 STEP_COMMAND = {"convert-script": "convert", "train": "train", "convert-model": "convert-model",
                 "infer": "infer", "evaluate": "evaluate"}
-# step kind -> its keys that name files, and how (as bot.registry path kinds)
-STEP_PATHS = {
-    "convert-script": {"script": "in"},
-    "train": {"script": "in", "script_path": "in"},
-    "convert-model": {"model": "or-name", "calibration": "in", "input": "in"},
-    "infer": {"model": "or-name", "input": "in"},
-    "evaluate": {"model": "or-name", "data": "in", "against": "or-name"},
-}
 # keys a remote member may not set: they steer tfdesk, not the job
 STEERING = {"settings": "tfdesk's own [models] settings", "labels": "the catalog's job labels",
             "workdir": "the job's folder"}

@@ -90,28 +90,6 @@ def fallback(text: str) -> str:
     return text if len(text) <= FALLBACK_LIMIT else text[:FALLBACK_LIMIT - 1] + "…"
 
 
-def job_id_of(data: Any) -> str | None:
-    if isinstance(data, dict):
-        if isinstance(data.get("job_id"), (str, int)):
-            return str(data["job_id"])
-        job = data.get("job")
-        if isinstance(job, dict) and isinstance(job.get("id"), (str, int)):
-            return str(job["id"])
-        if {"id", "state", "kind", "backend"} <= data.keys():  # a job record (runners.Job)
-            return str(data["id"])
-    return None
-
-
-def job_state_of(data: Any) -> str | None:
-    if isinstance(data, dict):
-        if isinstance(data.get("state"), str):
-            return data["state"]
-        job = data.get("job")
-        if isinstance(job, dict) and isinstance(job.get("state"), str):
-            return job["state"]
-    return None
-
-
 def job_buttons(job_id: str) -> dict[str, Any]:
     confirm = {"title": {"type": "plain_text", "text": "Cancel this job?"},
                "text": {"type": "mrkdwn", "text": f"Job `{escape(job_id)}` will be stopped."},
@@ -151,9 +129,8 @@ def render_reply(reply: Reply, *, user: str | None = None, line: str | None = No
     if len(blocks) > MAX_BLOCKS:
         blocks = blocks[:MAX_BLOCKS - 1] + [context("… answer cut to fit in Slack; add `--json` "
                                                     "or use the terminal for all of it.")]
-    job_id = job_id_of(reply.data)
-    if job_id and (job_state_of(reply.data) or "queued") in RUNNING_STATES:
-        blocks.append(job_buttons(job_id))
+    if reply.job is not None and reply.job.state in RUNNING_STATES:
+        blocks.append(job_buttons(reply.job.id))
     blocks += list(extra)
     text = reply.to_json() if as_json else reply.text
     return {"text": fallback(text), "blocks": blocks}

@@ -20,12 +20,12 @@ log = logging.getLogger(__name__)
 def _model_report(job) -> Reply:
     # The handler's own rendering of report.json (text, chart.png, report.json, manifests).
     from bot.model_reply import model_reply
-    from converters.model.jobspec import read_report
+    from converters.model.report import ModelReport, load_report
 
     workdir = Path(job.workdir)
-    report = read_report(workdir)
+    report = load_report(workdir)
     if job.state == "cancelled":
-        report = {"status": "failed", "error": {"error": f"job {job.id} was cancelled"}}
+        report = ModelReport.crashed(f"job {job.id} was cancelled", "cancelled")
     reply = model_reply(report, workdir, job, job.spec or {})
     # Where the report lies on the server means nothing in Slack: it is uploaded instead.
     reply.text = "\n".join(line for line in reply.text.splitlines()

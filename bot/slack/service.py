@@ -111,8 +111,7 @@ class SlackService:
             _, reply = run_line(self.context(where), argv)  # the help or usage answer
             return None, reply, None
         reply = self._dispatch(where, command)
-        refused = isinstance(reply.data, dict) and reply.data.get("refused")
-        return command, reply, reply.text if refused else None
+        return command, reply, reply.text if reply.refused else None
 
     def _answer(self, where: Where, reply: Reply, *, line: str | None = None,
                 as_json: bool = False, extra=(), status_ts: str | None = None,
@@ -131,10 +130,10 @@ class SlackService:
         return ts
 
     def _job_started(self, reply: Reply, where: Where, ts: str | None) -> None:
-        job_id = bk.job_id_of(reply.data)
-        if not job_id:
+        if reply.job is None:
             return
-        if reply.ok and bk.job_state_of(reply.data) in bk.RUNNING_STATES:
+        job_id = reply.job.id
+        if reply.ok and reply.job.state in bk.RUNNING_STATES:
             self.store.set_job_message(job_id, where.channel, where.thread_ts or ts, ts)
             if self.on_job_started:
                 self.on_job_started(job_id, where, ts)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from converters.model import benchmark, intake, tensorrt, validate
 from converters.model.errors import BadInput, BadOption, RunnerMissing
+from converters.model.report import load_report
 from core.vocabulary import MODEL_TARGETS as TARGETS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -243,7 +244,7 @@ def run_foreground(workdir: Path, runner_python: str | Path,
             if msg and progress:
                 progress(*msg)
         proc.wait(timeout)
-    return read_report(workdir)
+    return load_report(workdir)
 
 
 def parse_progress(line: str) -> tuple[str, int | None, int | None] | None:
@@ -257,24 +258,11 @@ def parse_progress(line: str) -> tuple[str, int | None, int | None] | None:
     return d["progress"], d.get("done"), d.get("total")
 
 
-def read_report(workdir: Path) -> dict[str, Any]:
-    path = Path(workdir) / "report.json"
-    if not path.is_file():
-        tail = ""
-        for name in ("worker.log", ".tfdesk/log"):
-            if (Path(workdir) / name).is_file():
-                tail = (Path(workdir) / name).read_text(errors="replace")[-1500:]
-        return {"status": "failed", "error": {"code": "crash", "error":
-                "the conversion stopped before writing its report" + (f":\n{tail}" if tail else "")}}
-    return json.loads(path.read_text())
-
-
 def artifacts(workdir: Path) -> list[dict[str, Any]]:
     """What a conversion produced, named for the catalog: ``onnx`` is the validated model
     (optimised, INT8 or FP16), ``engine`` a TensorRT plan; the user's own upload is left out."""
     workdir = Path(workdir)
-    report = read_report(workdir) if (workdir / "report.json").is_file() else {}
-    conv = report.get("conversion") or {}
+    conv = load_report(workdir).conversion
     named = {conv.get("converted"): "onnx", "out/model.onnx": "onnx_source",
              "report.json": "report", "chart.png": "chart", "trt-build.yaml": "trt_manifests",
              "predictions.npz": "predictions"}

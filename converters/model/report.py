@@ -1,11 +1,120 @@
-"""The conversion report: a PNG chart (matplotlib) and a short text summary.
+"""The model job's report (report.json): its type, its one loader, a PNG chart (matplotlib) and
+a short text summary.
 
-Both read only the JSON report, so the bot can redraw a chart from a report a remote
-(Kubernetes) run sent back.
+The worker writes report.json; everything on tfdesk's side reads it through
+:func:`load_report` as a :class:`ModelReport`. The chart and summary read only the report, so
+the bot can redraw a chart from a report a remote (Kubernetes) run sent back.
 """
 from __future__ import annotations
 
+import json
+import os
+import stat
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+REPORT = "report.json"
+# Logs whose tail explains a worker that died before writing its report.
+LOGS = ("worker.log", ".tfdesk/log")
+# Report states of a job that exited 0 but did not do what it was asked.
+FAILURES = {"validation_failed": "the converted model failed numerical validation",
+            "failed": "the model job failed"}
+
+
+@dataclass
+class ModelReport:
+    """What a model job (convert-model, infer, evaluate) reports. Keys the worker adds that
+    have no field here are kept in ``extra`` and written back by :meth:`to_dict`."""
+    status: str = "failed"          # succeeded | validation_failed | needs_gpu | failed
+    mode: str = "convert"           # convert | infer | evaluate
+    id: str = ""
+    model: dict[str, Any] = field(default_factory=dict)
+    conversion: dict[str, Any] = field(default_factory=dict)
+    validation: dict[str, Any] | None = None
+    benchmark: dict[str, Any] | None = None
+    evaluation: dict[str, Any] | None = None
+    needs_gpu: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    artifacts: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ModelReport":
+        if not isinstance(data, dict):
+            return cls.crashed(f"{REPORT} does not hold a JSON object")
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        err = data.get("error")
+        if err is not None and not isinstance(err, dict):
+            data = {**data, "error": {"error": str(err)}}
+        return cls(**{k: v for k, v in data.items() if k in known},
+                   extra={k: v for k, v in data.items() if k not in known})
+
+    @classmethod
+    def crashed(cls, why: str, code: str = "crash") -> "ModelReport":
+        return cls(status="failed", error={"code": code, "error": why})
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        extra = d.pop("extra")
+        return {**{k: v for k, v in d.items() if v is not None}, **extra}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Dict-style reading, for renderers written against the JSON."""
+        return self.to_dict().get(key, default)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILURES
+
+    @property
+    def error_text(self) -> str:
+        """Why it failed, in words: the worker's own error, else what the status means."""
+        detail = (self.error or {}).get("error") or ""
+        if self.status == "validation_failed":
+            worst = (self.validation or {}).get("max_abs_error")
+            return FAILURES[self.status] + (f": {detail}" if detail else "") + \
+                (f" (max abs error {worst})" if worst is not None else "")
+        return detail or FAILURES.get(self.status, "")
+
+    @property
+    def tf_version(self) -> str:
+        """The exact TensorFlow the worker ran with (not the version asked for)."""
+        return str(self.model.get("runner_tf") or "")
+
+
+def load_report(workdir: Path | str) -> ModelReport:
+    """The one reader of a model job's report.json. A worker that died before writing it gets
+    a failed report naming the tail of its log; a report that does not parse says so. The
+    file is opened without following a link (the job wrote the folder)."""
+    workdir = Path(workdir)
+    try:
+        text = _read_nofollow(workdir / REPORT)
+    except FileNotFoundError:
+        tail = ""
+        for name in LOGS:
+            try:
+                tail = _read_nofollow(workdir / name)[-1500:]
+            except OSError:
+                continue
+        return ModelReport.crashed("the conversion stopped before writing its report"
+                                   + (f":\n{tail}" if tail else ""))
+    except OSError as exc:
+        return ModelReport.crashed(f"{REPORT} could not be read: {exc}", "unreadable")
+    try:
+        return ModelReport.from_dict(json.loads(text))
+    except ValueError as exc:
+        return ModelReport.crashed(f"{REPORT} is not valid JSON: {exc}", "unreadable")
+
+
+def _read_nofollow(path: Path, limit: int = 20 << 20) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        os.set_blocking(fd, True)
+        return f.read(limit).decode("utf-8", errors="replace")
 
 
 def chart(report: dict, out: Path) -> Path | None:
@@ -73,8 +182,8 @@ def summary(report: dict) -> str:
         worst = max((o.get("max_abs_error", 0) for o in val["outputs"].values()), default=0)
         tol = val["tolerance"]
         lines.append(f"Validation: {'PASS' if val['passed'] else 'FAIL'} on "
-                     f"{val.get('samples', '?')} samples (max abs error {worst:.3g}; "
-                     f"atol {tol['atol']:g}, rtol {tol['rtol']:g})")
+                     f"{inputs_used(val.get('samples'), val.get('inputs'))} (max abs error "
+                     f"{worst:.3g}; atol {tol['atol']:g}, rtol {tol['rtol']:g})")
     bench = report.get("benchmark") or {}
     fp32 = {r["batch"]: r for r in bench.get("onnx_fp32") or []}
     for s in bench.get("speedups", []):
@@ -95,10 +204,25 @@ def summary(report: dict) -> str:
     return "\n".join(lines)
 
 
+# Where validation inputs came from (the worker's ``inputs``), in words that say whether the
+# numbers are about real data.
+INPUT_SOURCES = {"user samples": "of your samples (--input)",
+                 "calibration": "held-out samples of your calibration file",
+                 "generated": "generated inputs (random, not your data: pass --input FILE "
+                              "for real samples)"}
+
+
+def inputs_used(samples, source) -> str:
+    """``8 generated inputs (random, ...)``: how many inputs a check used, and whether real."""
+    what = INPUT_SOURCES.get(source or "", "samples (source not recorded)")
+    return f"{samples if samples is not None else '?'} {what}"
+
+
 def int8_lines(q: dict) -> list[str]:
     """INT8 against TensorFlow on held-out samples (never seen by the calibration)."""
     lines = [f"Validation: {'PASS' if q['passed'] else 'FAIL'} — INT8 agreement with "
-             f"TensorFlow on {q['samples']} held-out samples (needs >= {q['min_agreement']:.0%})"]
+             f"TensorFlow on {inputs_used(q['samples'], q.get('inputs'))} "
+             f"(needs >= {q['min_agreement']:.0%})"]
     for name, row in q["outputs"].items():
         kind = "top-1" if row["task"] == "classification" else "rows within tolerance"
         line = (f"  {name}: INT8 {row['int8']['agreement']:.1%} {kind}, max abs error "

@@ -198,7 +198,7 @@ def convert(spec: dict, work: Path, report: dict) -> None:
         converted_path = out / "model.optimized.onnx"
         label = f"ONNX Runtime {precision}"
         if precision == "int8":
-            calib, held_out = int8_samples(spec, sig["inputs"], warnings)
+            calib, held_out, held_source = int8_samples(spec, sig["inputs"], warnings)
             t0 = time.perf_counter()
             with ticking("INT8 quantisation"):
                 conv["quantized"] = quantize.quantize_int8(
@@ -231,6 +231,7 @@ def convert(spec: dict, work: Path, report: dict) -> None:
         report["validation"]["int8"] = quantize.agreement_report(
             held_out, runners, float(spec.get("min_agreement", 0.99)), tol,
             work / "out" / "held_out_predictions.npz")
+        report["validation"]["int8"]["inputs"] = held_source
         report["validation"]["passed"] = report["validation"]["int8"]["passed"]
     bench = run_benchmarks(spec, sig["inputs"], runners)
     bench["original_label"], bench["converted_label"] = "TensorFlow", label
@@ -250,15 +251,16 @@ def int8_samples(spec: dict, sig_inputs: list[dict], warnings: list[str]):
     from converters.model import quantize
     calib = calibration_batches(spec, sig_inputs, warnings)
     if spec.get("input"):
-        return calib, samples.load(Path(spec["input"]), sig_inputs)
+        return calib, samples.load(Path(spec["input"]), sig_inputs), "user samples"
     if spec.get("calibration"):
         calib, held = quantize.split_held_out(calib)
         if held is not None:
-            return calib, held
+            return calib, held, "calibration"
         warnings.append("the calibration file is too small to hold samples out; INT8 "
                         "agreement is measured on generated inputs instead")
     return calib, samples.generate(sig_inputs, int(spec.get("held_out_samples", 64)),
-                                   seed=54321, dim_default=spec.get("dim_default", 16))
+                                   seed=54321, dim_default=spec.get("dim_default", 16)), \
+        "generated"
 
 
 def tensorrt_step(spec: dict, sig: dict, out: Path, converted_path: Path, work: Path,

@@ -1,0 +1,65 @@
+"""What the job commands promise, checked against real jobs (this Python as the runner):
+``train SCRIPT -- ARGS`` hands the arguments to the script as given; a model's validation
+says how many inputs it used and whether they were real."""
+import json
+import sys
+
+from hypothesis import given, settings, strategies as st
+
+from bot.config import load_config
+from bot.context import Context
+from bot.dispatch import run_line
+from bot.parser import parse
+from converters.model.report import summary
+
+ECHO = "import json, sys\nprint('ARGV=' + json.dumps(sys.argv[1:]))\n"
+# Arguments as a user types them after `--`: options, values, spaces, quotes, unicode.
+words = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(words, max_size=5))
+def test_everything_after_the_double_dash_is_the_scripts(args):
+    cmd = parse(["train", "s.py", "--workers", "2", "--", *args])
+    assert cmd.args["script_args"] == args and cmd.args["workers"] == 2
+
+
+def test_train_passes_arguments_to_the_script(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "tfdesk.toml").write_text(f'[runner]\npython = "{sys.executable}"\n')
+    (tmp_path / "echo.py").write_text(ECHO)
+    ctx = Context(config=load_config({"TFDESK_HOME": str(home)}), owner="ann")
+    try:
+        args = ["--lr", "0.5", "two words", "--epochs=3"]
+        _, reply = run_line(ctx, ["train", str(tmp_path / "echo.py"), "--wait", "--", *args])
+        assert reply.ok, reply.text
+        log = ctx.services.engine.read_log(reply.job.id, None)
+        line = next(x for x in log.splitlines() if x.startswith("ARGV="))
+        assert json.loads(line[len("ARGV="):]) == args
+    finally:
+        ctx.services.close()
+
+
+def _report(source: str | None, int8: bool) -> dict:
+    val = {"passed": True, "samples": 8, "tolerance": {"atol": 1e-3, "rtol": 1e-3},
+           "outputs": {"probs": {"max_abs_error": 1e-5, "passed": True}}}
+    if source is not None:
+        val["inputs"] = source
+    if int8:
+        val["int8"] = {"samples": 8, "passed": True, "min_agreement": 0.99,
+                       "outputs": {"probs": {"task": "classification", "passed": True,
+                                             "int8": {"agreement": 1.0, "max_abs_diff": 0.0}}}}
+        if source is not None:
+            val["int8"]["inputs"] = source
+    return {"mode": "convert", "status": "succeeded", "model": {"name": "m"},
+            "conversion": {"target": "onnx", "precision": "int8" if int8 else "fp32"},
+            "validation": val}
+
+
+def test_validation_says_how_many_inputs_and_whether_real():
+    for int8 in (False, True):
+        generated = summary(_report("generated", int8))
+        assert "8 generated inputs (random, not your data" in generated, generated
+        assert "8 of your samples" in summary(_report("user samples", int8))
+    assert "held-out samples of your calibration file" in summary(_report("calibration", True))
