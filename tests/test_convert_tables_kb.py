@@ -9,7 +9,8 @@ from converters.script import tables as T
 
 DEFAULT_CLAIM = ("2.2", "2.15")
 # table -> (first, last) release the table claims its names for, where not the default.
-CLAIMS: dict[str, tuple[str, str]] = {}
+CLAIMS: dict[str, tuple[str, str]] = {"KERAS3_ONLY_NAMES": ("2.16", "2.21"),
+                                      "LAYER_BASES": ("2.2", "2.21")}
 NOT_API = {"CANONICAL_PREFIXES", "LR_KEYWORDS", "STRING_OPTIMIZERS", "NON_TF_RECEIVERS",
            "NON_KERAS_LIBRARIES", "KERAS3_ONLY_PREFIXES", "KERAS3_OPTIMIZER_METHODS",
            "HOROVOD_MODULES", "VARIABLE_CREATOR_PREFIXES", "SAVE_METHODS", "LOAD_METHODS",
@@ -64,3 +65,11 @@ def test_rule_table_name_exists_in_the_releases_it_claims(shipped_kb, table, nam
     claimed = _claimed(kb, table)
     assert found & claimed, (f"{table}: {name} ({public}) is in no release from "
                              f"{min(claimed)} to {max(claimed)}; the KB has it in {sorted(found) or 'none'}")
+
+
+@pytest.mark.parametrize("name", sorted(T.KERAS3_ONLY_NAMES))
+def test_a_keras3_only_name_is_in_no_keras2_release(shipped_kb, name):
+    kb = shipped_kb.kb
+    found = _releases(kb, _public(name))
+    keras2 = set(kb.versions[:kb.ord_of("2.15") + 1])
+    assert found and not found & keras2, f"{name}: in {sorted(found)}"

@@ -38,6 +38,11 @@ class Analysis:
     file_callback_names: set[str] = field(default_factory=set)
     estimator_names: set[str] = field(default_factory=set)
     loss_object_names: set[str] = field(default_factory=set)
+    # Loss objects kept on an object (self.loss_fn = keras.losses.X()): attribute names.
+    loss_object_attributes: set[str] = field(default_factory=set)
+    # Layer subclasses of the script (model classes are layers too): an "endpoint" layer may
+    # compute a loss in call() and add_loss() it.
+    layer_classes: set[str] = field(default_factory=set)
     metric_names: set[str] = field(default_factory=set)  # train_loss = tf.keras.metrics.Mean()
     non_keras_names: set[str] = field(default_factory=set)  # e.g. scaler = StandardScaler()
     # name -> what each assignment to it calls (canonical name, or None for anything else)
@@ -54,6 +59,8 @@ class Analysis:
     lookup_layers: dict[str, int] = field(default_factory=dict)
     # init = tf.compat.v1.global_variables_initializer(): names of initializer ops.
     initializer_names: set[str] = field(default_factory=set)
+    # Optimizers whose Keras 3 apply()/stateless_apply() the script calls (dotted receivers).
+    keras3_appliers: set[str] = field(default_factory=set)
     _q_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
@@ -164,8 +171,7 @@ class _Visitor(ast.NodeVisitor):
                 self.a.keras_alias = local
         elif full.startswith("tensorflow.keras") and self.a.keras is None:
             self.a.keras = "tf.keras"
-        if full.startswith("keras."):
-            self._keras3(full, node)
+        self._keras3(full, node)
 
     def visit_Import(self, node: ast.Import):
         for n in node.names:
@@ -193,7 +199,8 @@ class _Visitor(ast.NodeVisitor):
             self.a.distributed_line = node.lineno
 
     def _keras3(self, full: str, node):
-        if any(full == p or full.startswith(p + ".") for p in T.KERAS3_ONLY_PREFIXES):
+        if any(full == p or full.startswith(p + ".") for p in T.KERAS3_ONLY_PREFIXES) \
+                or canonical(full) in T.KERAS3_ONLY_NAMES:
             self.a.keras3_evidence.append((node.lineno, full))
             self.a.keras = "keras3"
 
@@ -212,7 +219,7 @@ class _Visitor(ast.NodeVisitor):
             return
         self.a.names.add(name.split(".")[0])
         full = self.qualified(node)
-        if full and full.startswith("keras."):
+        if full:
             self._keras3(full, node)
         if full and full.startswith("tensorflow.keras") and self.a.keras is None:
             self.a.keras = "tf.keras"
@@ -222,6 +229,10 @@ class _Visitor(ast.NodeVisitor):
             if self.q(b) in T.MODEL_CONSTRUCTORS or (isinstance(b, ast.Name)
                                                      and b.id in self.a.model_classes):
                 self.a.model_classes.add(node.name)
+            if self.q(b) in T.LAYER_BASES or (isinstance(b, ast.Name) and b.id in self.a.layer_classes):
+                self.a.layer_classes.add(node.name)
+        if node.name in self.a.model_classes:
+            self.a.layer_classes.add(node.name)
         self.classes.append(node.name)
         self.generic_visit(node)
         self.classes.pop()
@@ -264,6 +275,8 @@ class _Visitor(ast.NodeVisitor):
             self._variables(node)
             if q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper():
                 self.a.loss_object_names.update(targets)
+                self.a.loss_object_attributes.update(
+                    t.attr for t in node.targets if isinstance(t, ast.Attribute))
             if q and q.startswith(T.METRIC_PREFIX) and q.split(".")[-1][:1].isupper():
                 self.a.metric_names.update(targets)
             if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
@@ -353,6 +366,7 @@ class _Visitor(ast.NodeVisitor):
                 # optimizer.apply(grads, variables): a Keras 3 training step
                 self.a.keras3_evidence.append((node.lineno, f"optimizer.{attr}"))
                 self.a.keras = "keras3"
+                self.a.keras3_appliers.add(recv)
                 model = self.in_train_step()
                 if model:  # a Keras 3 train_step: fit() trains, not a loop of the script's own
                     self.a.train_steps.setdefault(model, node.lineno)

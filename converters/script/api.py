@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from converters.script.analysis import Analysis, analyze
+from converters.script import refusals
 from converters.script.errors import ConversionError
 from converters.script.findings import Finding, format_report
 from converters.script.rules import MIRRORED, MIRRORED_RULES, TARGETS, rules_for
@@ -62,60 +63,28 @@ def _unchanged(text, target, filename, analysis, finding) -> ConversionResult:
     return ConversionResult(text, text, target, filename, analysis, [finding])
 
 
-_SINGLE_MACHINE = {"tf.distribute.MirroredStrategy"}
-
-
-def _distributed(a: Analysis, target: str, filename: str, text: str) -> ConversionResult:
+def _distributed(a: Analysis, target: str, filename: str, text: str, probe) -> ConversionResult:
     """A script that already distributes itself: unchanged for its own framework, refused for
     the other one (two frameworks would each start their own copies of the training)."""
+    refusals.distributed(a, target, filename, probe)
     prefix = "HVD" if target == "horovod" else "TFD"
-    line = a.distributed_line or 1
-    if target == "horovod" and a.already_distributed == "tf.distribute":
-        strategy = a.strategy_class or "a tf.distribute strategy"
-        if strategy in _SINGLE_MACHINE:
-            raise ConversionError(
-                f"{filename} already uses {strategy} (line {line}), which trains on the GPUs of "
-                f"one machine in one process; under horovodrun every process would build its own "
-                f"strategy and train its own model, with nothing averaged between them. Convert "
-                f"with --to tf-distribute (tfdesk turns it into MultiWorkerMirroredStrategy), or "
-                f"take the strategy out and convert to Horovod again.", line=line, rule_id="HVD004")
-        raise ConversionError(
-            f"{filename} is already distributed with {strategy} (line {line}); Horovod on top "
-            f"of it would train separate copies. Run it as it is (tfdesk train --convert "
-            f"tf-distribute), or take the strategy out and convert to Horovod again.",
-            line=line, rule_id="HVD004")
     same = (a.already_distributed == "horovod") == (target == "horovod")
     return _unchanged(text, target, filename, a, Finding(
-        f"{prefix}000", line, 1, "info" if same else "warning",
+        f"{prefix}000", a.distributed_line or 1, 1, "info" if same else "warning",
         f"already distributed with {a.already_distributed} (line {a.distributed_line}); "
         f"nothing changed"))
 
 
-def _refusals(a: Analysis, target: str, filename: str) -> None:
-    if target == "horovod" and a.keras == "keras3":
-        line, api = a.keras3_evidence[0]
-        raise ConversionError(
-            f"{filename} uses Keras 3 ({api}, line {line}). Horovod works with Keras 2 only: "
-            f"under Keras 3 its optimizer wrapper and callbacks do not average gradients, and "
-            f"nothing fails, so each worker would train its own model. Convert with --to "
-            f"tf-distribute, or port the script to tf_keras (TF_USE_LEGACY_KERAS=1) first.",
-            line=line, rule_id="HVD002")
-    if target == "horovod" and "keras_fit" in a.styles and "custom_loop" in a.styles:
-        raise ConversionError(
-            f"{filename} trains with both model.fit (line {a.evidence['keras_fit']}) and a "
-            f"custom GradientTape loop (line {a.evidence['custom_loop']}); Horovod needs a "
-            f"different recipe for each. Split the script or convert with --to tf-distribute.",
-            line=a.evidence["custom_loop"], rule_id="HVD003")
-    if target == "tf-distribute":
-        for style, what in (("tf1_session", "TF1 session code (tf.compat.v1.Session / "
-                                            "MonitoredTrainingSession)"),
-                            ("estimator", "an Estimator (removed in TF 2.16)")):
-            if style in a.styles:
-                raise ConversionError(
-                    f"{filename} trains with {what} at line {a.evidence[style]}; "
-                    f"MultiWorkerMirroredStrategy does not run that code. Convert with --to "
-                    f"horovod (runs on TF <= 2.15), or port the script to Keras fit or a "
-                    f"GradientTape loop first.", line=a.evidence[style], rule_id="TFD002")
+def _probe(source, filename: str):
+    """What converting the same script to another target gives: None when it converts, else
+    the refusal's reason (for refusals that would suggest that target)."""
+    def probe(other: str) -> str | None:
+        try:
+            _convert(source, other, filename, suggest=False)
+        except ConversionError as e:
+            return refusals.reason_of(e)
+        return None
+    return probe
 
 
 def _context(a: Analysis, target: str) -> RuleContext:
@@ -162,7 +131,8 @@ def convert(source: str | bytes, target: str = "horovod", filename: str = "scrip
         return _convert(source, target, filename, warmup_epochs, force)
 
 
-def _convert(source, target, filename, warmup_epochs=None, force=False) -> ConversionResult:
+def _convert(source, target, filename, warmup_epochs=None, force=False,
+             suggest: bool = True) -> ConversionResult:
     target_key = TARGET_ALIASES.get((target or "").strip().lower())
     if target_key is None:
         raise ConversionError(f"unknown target {target!r}; choose one of: {', '.join(TARGETS)}")
@@ -179,13 +149,14 @@ def _convert(source, target, filename, warmup_epochs=None, force=False) -> Conve
     # A MirroredStrategy script (one machine) becomes multi-worker under tf-distribute.
     mirrored = target_key == "tf-distribute" and a.already_distributed == "tf.distribute" \
         and a.strategy_class in SINGLE_MACHINE
+    probe = _probe(text, filename) if suggest else None
     if a.already_distributed and not mirrored:
-        return _distributed(a, target_key, filename, text)
+        return _distributed(a, target_key, filename, text, probe)
     if not a.has_training:
         return _unchanged(text, target_key, filename, a, Finding(
             f"{prefix}000", 1, 1, "info", "no training found (no fit(), GradientTape loop, "
             "TF1 session or Estimator); nothing changed"))
-    _refusals(a, target_key, filename)
+    refusals.before_rules(a, target_key, filename, probe)
     ctx = _context(a, target_key)
     ctx.warmup_epochs = warmup_epochs
     # Where original nodes start, for findings: worked out only for the nodes that get one.

@@ -5,25 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from converters.script.transforms.callbacks import HorovodCallbacks
+from converters.script.transforms.chief_reads import ChiefReads
 from converters.script.transforms.custom_loop import (DistributeSteps, PerExampleLoss, ScaleLoss,
                                                      VariablesAsNumbers)
 from converters.script.transforms.file_callbacks import ChiefCallbackPaths, Rank0Callbacks
 from converters.script.transforms.fit_args import QuietWorkers, SplitSteps
 from converters.script.transforms.global_batch import GlobalBatch
 from converters.script.transforms.horovod_inputs import AdaptWholeData, ShardArrays, ShardBuilders
-from converters.script.transforms.rank0_files import Rank0Writes, ReadFromRank0
+from converters.script.transforms.rank0_files import Rank0Writes
 from converters.script.transforms.xla import NoXLA, NoXLAForStrategy
 from converters.script.transforms.gradient_tape import BroadcastAfterFirstStep, DistributedTape
 from converters.script.transforms.learning_rate import ScaleLearningRate
-from converters.script.transforms.optimizer import WrapOptimizer
+from converters.script.transforms.optimizer import LoadedOptimizer, WrapOptimizer
 from converters.script.transforms.same_shuffle import SameShuffle
 from converters.script.transforms.saving import ChiefSaves, Rank0Saves
 from converters.script.transforms.scope import StrategyScope
 from converters.script.transforms.setup import HorovodSetup, StrategySetup
 from converters.script.transforms.sharding import ShardDatasets
 from converters.script.transforms.tf1 import FeedDictData, SessionBroadcast, TF1Hooks
-from converters.script.transforms.tfd_io import (ChiefWrites, CollectiveSaves, LoadFromChief,
-                                                 LocalPredict, WorkerBatches)
+from converters.script.transforms.tfd_io import (ChiefWrites, CollectiveSaves, ElementShards,
+                                                 LoadFromChief, LocalPredict, WorkerBatches)
+from converters.script.transforms.tfd_losses import LossSites
 from converters.script.transforms.tfd_steps import EvalStepLoss, InlineSteps, TrainStepLoss
 from converters.script.transforms.tfd_strategy import MultiWorkerStrategy, OwnStrategy
 from core.vocabulary import SCRIPT_TARGETS as TARGETS
@@ -35,7 +37,7 @@ TRAIN_STEP = "train_step"
 # global batch and strategy.run are there already: only these rules apply to it.
 MIRRORED = "mirrored"
 MIRRORED_RULES = frozenset({"TFD005", "TFD012", "TFD021", "TFD022", "TFD030", "TFD031", "TFD032",
-                            "TFD033", "TFD034", "TFD052", "TFD001"})
+                            "TFD033", "TFD034", "TFD035", "TFD052", "TFD001"})
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,14 @@ def _r(id, target, styles, transform, summary):
 
 RULES: list[Rule] = [
     # --- Horovod: the documented recipe, step by step -------------------------------------
+    # first: its barriers go in before other rules regroup statements
+    _r("HVD033", "horovod", ALL, ChiefReads,
+       "reads of rank 0's files wait for them (or run on rank 0); shared data files by rank 0"),
     _r("HVD010", "horovod", ALL, ScaleLearningRate, "learning rate (and schedules) x hvd.size()"),
     _r("HVD011", "horovod", {"keras_fit", "tf1_session", "estimator"}, WrapOptimizer,
        "optimizer wrapped in hvd.DistributedOptimizer (string optimizers too)"),
+    _r("HVD013", "horovod", {"keras_fit"}, LoadedOptimizer,
+       "models loaded with load_model come back with the optimizer wrapped (hvd.load_model)"),
     _r("HVD012", "horovod", {"keras_fit", "custom_loop"}, NoXLA,
        "jit_compile turned off (XLA has no kernel for Horovod's allreduce)"),
     _r("HVD020", "horovod", {"keras_fit"}, HorovodCallbacks,
@@ -66,8 +73,6 @@ RULES: list[Rule] = [
     _r("HVD030", "horovod", ALL, Rank0Saves, "model.save / checkpoints on rank 0 only"),
     _r("HVD031", "horovod", ALL, Rank0Writes,
        "summary writers, image dumps, plots and rmtree on rank 0 only"),
-    _r("HVD032", "horovod", ALL, ReadFromRank0,
-       "files rank 0 saved are read from rank 0's copy by every rank"),
     _r("HVD040", "horovod", ALL, ShardDatasets, "datasets sharded by rank"),
     _r("HVD041", "horovod", {"keras_fit"}, ShardArrays, "arrays given to fit() split by rank"),
     _r("HVD042", "horovod", ALL, ShardBuilders,
@@ -89,6 +94,8 @@ RULES: list[Rule] = [
     # module-level setup goes last: it runs when the whole module is left
     _r("HVD001", "horovod", ALL, HorovodSetup, "import Horovod, hvd.init(), one GPU per local rank"),
     # --- tf.distribute.MultiWorkerMirroredStrategy ---------------------------------------
+    _r("TFD035", "tf-distribute", {"keras_fit", "custom_loop"}, ChiefReads,
+       "reads of the chief's files wait for them (or run on the chief); shared data files too"),
     _r("TFD004", "tf-distribute", {"keras_fit", "custom_loop"}, OwnStrategy,
        "a strategy picked through a helper (distribute_utils) refused: it would be a second one"),
     _r("TFD005", "tf-distribute", {MIRRORED}, MultiWorkerStrategy,
@@ -101,6 +108,8 @@ RULES: list[Rule] = [
        "global batch = per-worker batch x replicas"),
     _r("TFD023", "tf-distribute", {"keras_fit", "custom_loop"}, WorkerBatches,
        "dataset builders and fit() on arrays: batch per worker, global batch x replicas"),
+    _r("TFD025", "tf-distribute", {"keras_fit", "custom_loop"}, ElementShards,
+       "datasets read from files split by element across workers (one process's batches)"),
     _r("TFD024", "tf-distribute", {"keras_fit", "custom_loop"}, SameShuffle,
        "np.random.permutation/shuffle drawn alike on every worker (unless NumPy is seeded)"),
     _r("TFD021", "tf-distribute", {"keras_fit"}, ChiefCallbackPaths,
@@ -124,6 +133,8 @@ RULES: list[Rule] = [
        "training steps written inline in a loop refused (strategy.run needs a function)"),
     _r("TFD045", "tf-distribute", {"custom_loop"}, PerExampleLoss,
        "Keras loss objects return per-example losses"),
+    _r("TFD048", "tf-distribute", {"keras_fit", "custom_loop"}, LossSites,
+       "loss objects called in layers (per-replica mean) and in steps (global-batch share)"),
     _r("TFD050", "tf-distribute", {"custom_loop"}, ScaleLoss,
        "loss averaged over the global batch / divided by the replicas"),
     _r("TFD051", "tf-distribute", {"custom_loop"}, DistributeSteps,

@@ -72,6 +72,9 @@ FILE_CALLBACKS = {
 MODEL_CONSTRUCTORS = {"keras.Sequential", "keras.Model", "keras.models.Sequential",
                       "keras.models.Model"}
 
+# Base classes of Keras layers (a model is a layer too).
+LAYER_BASES = MODEL_CONSTRUCTORS | {"keras.layers.Layer", "keras.Layer"}
+
 # Calls that create variables (or layers that will) besides model constructors: under
 # tf.distribute they belong in the strategy's scope too.
 VARIABLE_CREATOR_PREFIXES = ("keras.layers.", "keras.applications.", "keras.Input",
@@ -122,6 +125,32 @@ STOP_HOOKS = {"tf1.train.StopAtStepHook": ("last_step", "num_steps"),
 KERAS3_ONLY_PREFIXES = ("keras.ops", "keras.random", "keras.config", "keras.tree",
                         "keras.export", "keras.distribution", "keras.layers.TorchModuleWrapper",
                         "keras.layers.JaxLayer", "keras.layers.FlaxLayer", "keras.quantizers")
+
+# Public names that exist in Keras 3 only (TF >= 2.16 / keras 3.x; in no Keras 2 release), read
+# from the KB and checked against it (tests/test_convert_tables_kb.py): a script using one
+# cannot run on Keras 2, whatever it imports.
+KERAS3_ONLY_NAMES = {f"keras.{name}" for name in (
+    "Variable", "DTypePolicy", "StatelessScope", "name_scope", "device", "Function", "version",
+    "RematScope", "remat", "utils.PyDataset", "utils.Config", "callbacks.SwapEMAWeights",
+    "layers.Pipeline", "layers.RMSNormalization", "layers.RandomColorJitter",
+    "layers.MelSpectrogram", "layers.STFTSpectrogram", "layers.Solarization",
+    "layers.Equalization", "layers.AutoContrast", "layers.RandomGrayscale",
+    "layers.MaxNumBoundingBoxes", "optimizers.Lamb", "optimizers.Muon",
+    "optimizers.LossScaleOptimizer", "losses.Tversky", "losses.Dice", "losses.CTC",
+    "losses.Circle", "metrics.ConcordanceCorrelation", "metrics.PearsonCorrelation",
+    "saving.KerasFileEditor", "visualization.draw_bounding_boxes", "initializers.STFT")}
+
+# Known runtime limits of Keras 3 on current TF, each with its upstream issue: a conversion that
+# would meet one is refused before it starts.
+KERAS3_LIMITS = {
+    "fit_under_mwms": {
+        "what": ("Keras 3 model.fit() under MultiWorkerMirroredStrategy fails (\"Attempt to convert "
+                 "a value (PerReplica...)\", checked on TF 2.21 / Keras 3.12 with two workers)"),
+        "upstream": "keras-team/keras#20585"},
+}
+
+# tf.distribute strategies that train on one machine in one process.
+SINGLE_MACHINE_STRATEGIES = {"tf.distribute.MirroredStrategy"}
 
 # Keras 3 optimizer methods that apply gradients (Keras 2 has only apply_gradients / minimize).
 KERAS3_OPTIMIZER_METHODS = ("apply", "stateless_apply")
@@ -200,3 +229,47 @@ STRATEGIES = {"tf.distribute.MultiWorkerMirroredStrategy", "tf.distribute.Mirror
               "tf.distribute.TPUStrategy", "tf.distribute.experimental.MultiWorkerMirroredStrategy",
               "tf.distribute.experimental.ParameterServerStrategy",
               "tf.distribute.ParameterServerStrategy"}
+
+# --- Files only the chief writes, and what reads them (converters/script/chief_files.py) -----
+# Writes that land on the chief alone once converted (besides FILE_CALLBACKS, SAVE_FUNCTIONS and
+# SAVE_METHODS): function -> (keyword, position) of the path.
+CHIEF_FILE_WRITERS = {
+    "tf.summary.create_file_writer": ("logdir", 0), "tf1.summary.FileWriter": ("logdir", 0),
+    "tf.train.CheckpointManager": ("directory", 1), "keras.utils.save_img": ("path", 0),
+    "keras.preprocessing.image.save_img": ("path", 0), "keras.utils.plot_model": ("to_file", 1),
+    "matplotlib.pyplot.savefig": ("fname", 0), "cv2.imwrite": ("filename", 0),
+    "imageio.imwrite": ("uri", 0),
+}
+CHIEF_WRITE_METHODS = {"savefig": ("fname", 0)}
+# Data files every worker would write alike (the same records, at the same path): written by
+# the chief only (a with block), and read by the others from the chief's copy.
+DATA_WRITERS = {"tf.io.TFRecordWriter": ("path", 0), "tf1.python_io.TFRecordWriter": ("path", 0)}
+# Functions that make a path from a path (the dataflow follows them); PATH_JOINS add parts,
+# PATH_KEEPS keep the same path (the others give a path somewhere under it).
+PATH_FUNCTIONS = {"os.path.join", "os.path.abspath", "os.path.normpath", "os.path.realpath",
+                  "os.path.expanduser", "os.path.dirname", "os.fspath", "str", "pathlib.Path",
+                  "pathlib.PurePath", "tf.io.gfile.join", "tf.train.latest_checkpoint",
+                  "tf1.train.latest_checkpoint", "glob.glob", "tf.io.gfile.glob", "sorted",
+                  "list", "tuple"}
+# ... of which these look at the files (a listing): reads themselves.
+PATH_READS = {"tf.train.latest_checkpoint", "tf1.train.latest_checkpoint", "glob.glob",
+              "tf.io.gfile.glob"}
+PATH_METHODS = {"joinpath", "resolve", "absolute", "format", "with_suffix", "with_name",
+                "expanduser"}
+PATH_JOINS = {"os.path.join", "tf.io.gfile.join", "joinpath"}
+PATH_KEEPS = {"str", "os.fspath", "pathlib.Path", "pathlib.PurePath", "os.path.normpath",
+              "resolve", "absolute", "expanduser"}
+# Calls that take a path without touching the files there (printing it, making the folder).
+NOT_FILE_READS = {"print", "len", "repr", "isinstance", "max", "min", "sorted", "sum", "any",
+                  "all", "enumerate", "zip", "list", "tuple", "set", "dict", "map", "filter",
+                  "os.makedirs", "os.mkdir",
+                  "tf.io.gfile.makedirs", "tf.print", "logging.info", "logging.warning",
+                  "logging.debug", "logging.error", "absl.logging.info"}
+NOT_FILE_READ_METHODS = {"append", "extend", "mkdir", "startswith", "endswith", "split",
+                         "replace", "info", "warning", "debug", "error", "strip", "rstrip"}
+# Reads made for their own sake by file utilities (copying the logs, listing a folder): run on
+# the chief only, like the write (any other read waits for the chief's files instead).
+GUARDED_READ_MODULES = {"shutil", "os", "glob", "pathlib", "subprocess", "zipfile", "tarfile"}
+# tf.data sources that read files: tf.distribute splits them by element across workers.
+FILE_DATASETS = {f"{tf}.data.{name}" for tf in ("tf", "tf1") for name in (
+    "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "experimental.CsvDataset")}

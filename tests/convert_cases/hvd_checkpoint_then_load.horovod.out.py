@@ -18,29 +18,71 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
-def _hvd_from_rank0(path):
-    # Horovod: only rank 0 wrote this file (checkpoints and saves are rank 0's); every rank
-    # reads rank 0's copy, sent over Horovod once rank 0 has finished writing it.
-    import glob, io, os, tarfile, tempfile
-    import horovod.tensorflow as hvd_tf
-    payload = None
+def _hvd_sync_from_rank0(path):
+    # rank 0 alone wrote the files at this path (checkpoints, logs, saves, data files): every
+    # worker waits here until rank 0 is done, and the others get rank 0's files at the same
+    # path. Returns the path.
+    import io, os, tarfile, tempfile
+    if isinstance(path, (list, tuple)):
+        return type(path)(_hvd_sync_from_rank0(p) for p in path)
+    payload = b""
     if hvd.rank() == 0:
-        found = [path] if os.path.exists(path) else glob.glob(glob.escape(path) + ".*")
-        index = os.path.join(os.path.dirname(path) or ".", "checkpoint")
-        if os.path.exists(index) and not os.path.exists(path):
-            found.append(index)
+        base = str(path)
+        while base not in ("", ".") and not os.path.exists(base):  # a pattern: its folder
+            base = os.path.dirname(base)
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for name in found:
-                tar.add(name, arcname=os.path.basename(os.path.normpath(name)))
+            if base not in ("", "."):
+                tar.add(base, arcname="_tfdesk_root")
+            info = tarfile.TarInfo("_tfdesk_base")
+            info.size = len(base.encode())
+            tar.addfile(info, io.BytesIO(base.encode()))
         payload = buffer.getvalue()
-    payload = hvd_tf.broadcast_object(payload, root_rank=0)
+    payload = __import__("horovod.tensorflow", fromlist=["x"]).broadcast_object(payload, root_rank=0)
     if hvd.rank() == 0:
         return path
-    local = tempfile.mkdtemp(prefix="hvd-rank0-")
     with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
-        tar.extractall(local)
-    return os.path.join(local, os.path.basename(os.path.normpath(path)))
+        base = tar.extractfile("_tfdesk_base").read().decode()
+        # In the chief's order of modification (code picking the newest file agrees).
+        for member in sorted(tar.getmembers(), key=lambda m: m.mtime):
+            if not member.name.startswith("_tfdesk_root"):
+                continue
+            rel = os.path.relpath(member.name, "_tfdesk_root")
+            target = base if rel == "." else os.path.join(base, rel)
+            if member.isdir():
+                os.makedirs(target, exist_ok=True)
+                continue
+            data = tar.extractfile(member).read()
+            if os.path.isfile(target):
+                with open(target, "rb") as f:
+                    if f.read() == data:
+                        continue
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            fd, scratch = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=".tfdesk-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.utime(scratch, (member.mtime, member.mtime))
+            os.replace(scratch, target)
+    return path
+
+
+class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, tf.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
 
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
@@ -48,10 +90,13 @@ model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learni
 path_checkpoint = "best.weights.h5"
 checkpoint = tf.keras.callbacks.ModelCheckpoint(path_checkpoint, save_best_only=True,
                                                 save_weights_only=True)
-model.fit(dataset, validation_data=val_dataset, epochs=3, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()] + ([checkpoint] if hvd.rank() == 0 else []), verbose=1 if hvd.rank() == 0 else 0)
-model.load_weights(_hvd_from_rank0(path_checkpoint))
+model.fit(dataset, validation_data=val_dataset, epochs=3, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()] + ([checkpoint] if hvd.rank() == 0 else []), verbose=1 if hvd.rank() == 0 else 0)
+_hvd_sync_from_rank0(path_checkpoint)
+model.load_weights(path_checkpoint)
 if hvd.rank() == 0:
     model.save("final.keras")
-restored = tf.keras.models.load_model(_hvd_from_rank0("final.keras"))
+_hvd_sync_from_rank0("final.keras")
+restored = hvd.load_model("final.keras")
 MODEL_PATH = "final.keras"
-again = tf.keras.models.load_model(_hvd_from_rank0(MODEL_PATH))
+_hvd_sync_from_rank0(MODEL_PATH)
+again = hvd.load_model(MODEL_PATH)

@@ -46,6 +46,25 @@ def _hvd_distributed(optimizer):
     return hvd.DistributedOptimizer(optimizer)
 
 
+class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, tf.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
+
+
 class Distiller(tf.keras.Model):
     def __init__(self, student):
         super().__init__()
@@ -61,4 +80,4 @@ class Distiller(tf.keras.Model):
 
 model = Distiller(tf.keras.Sequential([tf.keras.layers.Dense(1)]))
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), metrics=["mae"])
-model.fit(_hvd_shard_arrays(x_train), _hvd_shard_arrays(y_train), batch_size=8, epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(_hvd_shard_arrays(x_train), _hvd_shard_arrays(y_train), batch_size=8, epochs=1, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

@@ -42,6 +42,25 @@ def _hvd_shard(dataset):
     return out
 
 
+class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, tf.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
+
+
 columns = ["a", "b", "label"]
 train = _hvd_shard(tf.data.experimental.make_csv_dataset("train.csv", 16, column_names=columns,
                                               label_name="label", num_epochs=1, shuffle_seed=1337))
@@ -51,4 +70,4 @@ extra = tf.data.Dataset.from_generator(lambda: iter([]), output_signature=tf.Ten
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.SGD(0.01 * hvd.size())), loss="mse")
-model.fit(train.map(lambda f, y: (tf.stack(list(f.values()), axis=1), y)), epochs=2, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(train.map(lambda f, y: (tf.stack(list(f.values()), axis=1), y)), epochs=2, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

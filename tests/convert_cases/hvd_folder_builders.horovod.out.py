@@ -43,6 +43,25 @@ def _hvd_shard(dataset):
     return out
 
 
+class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, tf.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
+
+
 train_ds = _hvd_shard(tf.keras.utils.image_dataset_from_directory("images", batch_size=16, image_size=(32, 32), seed=1337))
 val_ds = _hvd_shard(tf.keras.utils.image_dataset_from_directory(
     "images", validation_split=0.2, subset="validation", seed=7, shuffle=True))
@@ -50,4 +69,4 @@ text_ds = _hvd_shard(tf.keras.utils.text_dataset_from_directory("texts", shuffle
 (mnist_train, mnist_test), info = tfds.load("mnist", split=[tfds.even_splits("train", n=hvd.size(), drop_remainder=True)[hvd.rank()], "test"], with_info=True)
 model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learning_rate=0.001 * hvd.size())), loss="sparse_categorical_crossentropy")
-model.fit(train_ds, validation_data=val_ds, epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(train_ds, validation_data=val_ds, epochs=1, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

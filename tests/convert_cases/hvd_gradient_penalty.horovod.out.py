@@ -39,6 +39,12 @@ def _hvd_shard(dataset):
     return out
 
 
+def _hvd_variables(variables):
+    # Horovod broadcasts variables only: lookup layers (StringLookup, TextVectorization) list
+    # their vocabulary handlers among a model's variables; every rank adapted the same ones.
+    return [v for v in variables if isinstance(v, tf.Variable)]
+
+
 critic = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(1)])
 opt = tf.keras.optimizers.Adam(1e-3 * hvd.size())
 images = _hvd_shard(tf.data.Dataset.from_tensor_slices(tf.random.uniform((64, 8, 8, 1)))).batch(16)
@@ -66,7 +72,7 @@ def train_step(real):
     # Horovod: start every worker from rank 0's state once the first step has created the
     # optimizer's slots.
     if opt.iterations == 1:
-        hvd.broadcast_variables(critic.variables, root_rank=0)
+        hvd.broadcast_variables(_hvd_variables(critic.variables), root_rank=0)
         hvd.broadcast_variables(opt.variables, root_rank=0)
 
 

@@ -11,6 +11,13 @@ for _gpu in _gpus:
 if _gpus:
     tf.config.set_visible_devices(_gpus[hvd.local_rank()], "GPU")
 
+
+def _hvd_variables(variables):
+    # Horovod broadcasts variables only: lookup layers (StringLookup, TextVectorization) list
+    # their vocabulary handlers among a model's variables; every rank adapted the same ones.
+    return [v for v in variables if isinstance(v, tf.Variable)]
+
+
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 optimizer = tf.keras.optimizers.SGD(0.1 * hvd.size())
 
@@ -24,7 +31,7 @@ def train_step(x, y):
         # Horovod: start every worker from rank 0's state once the first step has created the
         # optimizer's slots.
         if optimizer.iterations == 1:
-            hvd.broadcast_variables(model.variables, root_rank=0)
+            hvd.broadcast_variables(_hvd_variables(model.variables), root_rank=0)
             hvd.broadcast_variables(optimizer.variables, root_rank=0)
     return loss
 

@@ -33,6 +33,25 @@ def _hvd_shard_arrays(data):
     return data[hvd.rank():end:hvd.size()]
 
 
+class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
+    # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
+    # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
+    # layers list vocabulary handlers among their variables, which cannot be broadcast (each
+    # rank adapted the same vocabulary already).
+    def __init__(self):
+        super().__init__()
+        self._done = False
+
+    def on_batch_end(self, batch, logs=None):
+        if self._done:
+            return
+        import horovod.tensorflow as hvd_tf
+        hvd_tf.broadcast_variables([v for v in self.model.variables if isinstance(v, tf.Variable)], root_rank=0)
+        slots = self.model.optimizer.variables
+        hvd_tf.broadcast_variables(slots() if callable(slots) else slots, root_rank=0)
+        self._done = True
+
+
 class CustomModel(tf.keras.Model):
     def train_step(self, data):
         x, y = data
@@ -48,4 +67,4 @@ class CustomModel(tf.keras.Model):
 inputs = tf.keras.Input(shape=(4,))
 model = CustomModel(inputs, tf.keras.layers.Dense(1)(inputs))
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.SGD(learning_rate=0.01 * hvd.size())), loss="mse")
-model.fit(_hvd_shard_arrays(np.ones((64, 4))), _hvd_shard_arrays(np.ones((64, 1))), epochs=1, callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(_hvd_shard_arrays(np.ones((64, 4))), _hvd_shard_arrays(np.ones((64, 1))), epochs=1, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)

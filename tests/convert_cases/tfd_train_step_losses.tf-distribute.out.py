@@ -27,6 +27,16 @@ def _chief_path(path):
     return scratch[str(path)]
 
 
+def _tfd_weights(weights, values):
+    # Sample weights shaped like the per-example losses, as Keras' reduction shapes them ((n, 1)
+    # weights for (n,) losses would otherwise broadcast to (n, n)).
+    weights = tf.cast(weights, values.dtype)
+    while (weights.shape.rank is not None and values.shape.rank is not None
+           and weights.shape.rank > values.shape.rank and weights.shape[-1] == 1):
+        weights = tf.squeeze(weights, -1)
+    return weights
+
+
 def _tfd_loss(loss, *args, **kwargs):
     # tf.distribute: this replica's share of the loss over the GLOBAL batch. Gradients are summed
     # over the replicas, so a batch mean is divided by their number, and per-example values (or
@@ -38,7 +48,7 @@ def _tfd_loss(loss, *args, **kwargs):
             weights = kwargs.pop("sample_weight", args[2] if len(args) > 2 else None)
             values = loss.call(*args[:2], **kwargs)
             if weights is not None:
-                values = values * tf.cast(weights, values.dtype)
+                values = values * _tfd_weights(weights, values)
             count = tf.cast(tf.size(values) * strategy.num_replicas_in_sync, values.dtype)
             return tf.reduce_sum(values) / count
         value = loss(*args, **kwargs)
@@ -56,7 +66,7 @@ def _tfd_mean_loss(loss, *args, **kwargs):
         weights = kwargs.pop("sample_weight", args[2] if len(args) > 2 else None)
         values = loss.call(*args[:2], **kwargs)
         if weights is not None:
-            values = values * tf.cast(weights, values.dtype)
+            values = values * _tfd_weights(weights, values)
         return tf.reduce_mean(values)
     return loss(*args, **kwargs)
 

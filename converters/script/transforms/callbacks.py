@@ -48,22 +48,20 @@ class HorovodCallbacks(RuleTransform):
         if not is_fit(updated, self.a):
             return updated
         hvd = self.ctx.hvd
-        first = [f"{hvd}.callbacks.BroadcastGlobalVariablesCallback(0)",
-                 f"{hvd}.callbacks.MetricAverageCallback()"]
+        # Only real variables are broadcast: Keras 2.15's lookup layers (StringLookup, and those
+        # FeatureSpace or a helper module builds, which the script does not show) list vocabulary
+        # handlers among model.variables, on which BroadcastGlobalVariablesCallback fails.
+        first = ["_HvdBroadcastVariables()", f"{hvd}.callbacks.MetricAverageCallback()"]
         found = find_arg(updated, "callbacks", None)
-        msg = ("added BroadcastGlobalVariablesCallback(0) (all workers start from rank 0's "
-               "weights) and MetricAverageCallback() first in the callbacks")
-        if self.a.lookup_layers:
-            # Keras 2.15's lookup layers list vocabulary handlers among model.variables, on
-            # which Horovod's broadcast callback fails: broadcast only the real variables.
-            self.ctx.helpers.add("broadcast_callback")
-            first[0] = "_HvdBroadcastVariables()"
-            layers = ", ".join(sorted(self.a.lookup_layers))
-            msg = (f"added _HvdBroadcastVariables() (all workers start from rank 0's weights; "
-                   f"Horovod's BroadcastGlobalVariablesCallback fails on the vocabulary of "
-                   f"{layers}) and MetricAverageCallback() first in the callbacks")
+        why = (f" (Horovod's BroadcastGlobalVariablesCallback fails on the vocabulary of "
+               f"{', '.join(sorted(self.a.lookup_layers))})" if self.a.lookup_layers else "")
+        msg = (f"added _HvdBroadcastVariables() (all workers start from rank 0's weights; only "
+               f"real variables are broadcast{why}) and MetricAverageCallback() first in the "
+               f"callbacks")
         done = found and (has_name(found[1].value, "BroadcastGlobalVariablesCallback")
                           or has_name(found[1].value, "_HvdBroadcastVariables"))
+        if not done:
+            self.ctx.helpers.add("broadcast_callback")
         if self.ctx.warmup_epochs and not done:
             warmup = self._warmup(original, updated)
             if warmup:

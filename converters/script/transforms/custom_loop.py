@@ -8,6 +8,7 @@ from converters.script import tables as T
 from converters.script.names import add_kwarg, code, dotted, expr, find_arg, statements
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.gradient_tape import tape_names
+from converters.script.transforms.tfd_losses import called_names
 from converters.script.walk import in_source_order, nodes_of
 
 
@@ -55,9 +56,11 @@ class PerExampleLoss(RuleTransform):
             return updated
         if find_arg(updated, "reduction", None):
             return updated
-        if "keras_fit" in self.a.styles:
-            self.note(original, "this loss object may be used in the custom loop; there it needs "
-                                "reduction=NONE and tf.nn.compute_average_loss", "warning")
+        owner = self.assignment(original)
+        if "keras_fit" in self.a.styles or (owner is not None and any(
+                isinstance(t.target, cst.Attribute) for t in owner.targets)):
+            # compile() may use it too, or it lives on an object (a layer's, a helper's):
+            # where it is called decides (TFD048 rewrites those calls).
             return updated
         self.note(original, "loss returns per-example values (Reduction.NONE); the step averages "
                             "them over the global batch")
@@ -66,7 +69,9 @@ class PerExampleLoss(RuleTransform):
             self.note(original, f"{outside} also uses this loss object outside the training step, "
                                 "where it now returns per-example values: average them there "
                                 "(tf.reduce_mean) or use a second loss object", "warning")
-        return add_kwarg(updated, "reduction", expr(f"{self.ctx.keras}.losses.Reduction.NONE"))
+        # Keras 3 has no Reduction enum; the string is valid in Keras 2 as well.
+        none = '"none"' if self.a.keras in ("keras3", "keras") else f"{self.ctx.keras}.losses.Reduction.NONE"
+        return add_kwarg(updated, "reduction", expr(none))
 
     def _used_outside_steps(self) -> str | None:
         """'line N' of a use of the loss object being built outside the step functions."""
@@ -114,6 +119,11 @@ class ScaleLoss(RuleTransform):
             if self.ctx.replicas in code(stmt.body):
                 return updated
             for loss in losses:
+                if "_tfd_loss(" in code(stmt.body) or called_names(stmt.body) & self.ctx.global_share:
+                    # TFD048 made the loss this replica's share of the global-batch mean.
+                    self.note(original, f"loss {loss!r} is already this replica's share of the "
+                                        "global-batch mean (_tfd_loss)")
+                    continue
                 # Right after the loss is computed: gradient() may be called inside the block.
                 at = _after_assignment(inner, loss)
                 if _from_loss_object(inner, loss, self.a.loss_object_names):
@@ -237,6 +247,7 @@ class DistributeSteps(RuleTransform):
         if dotted(updated.iter) == "range" or it.startswith("range("):
             return updated
         wrapper = updated.iter
+        target = updated.target
         if isinstance(wrapper, cst.Call) and dotted(wrapper.func) in ITERATION_WRAPPERS and wrapper.args:
             # enumerate(ds): the dataset inside is distributed, enumerate() stays outside
             inner = code(wrapper.args[0].value).strip()
@@ -244,9 +255,66 @@ class DistributeSteps(RuleTransform):
                                 f"{self.ctx.strategy}.experimental_distribute_dataset (inside {dotted(wrapper.func)}())")
             dist = expr(f"{self.ctx.strategy}.experimental_distribute_dataset({inner})")
             args = [wrapper.args[0].with_changes(value=dist), *wrapper.args[1:]]
-            return updated.with_changes(iter=wrapper.with_changes(args=args))
-        self.note(original, f"the loop reads {it} through {self.ctx.strategy}.experimental_distribute_dataset")
-        return updated.with_changes(iter=expr(f"{self.ctx.strategy}.experimental_distribute_dataset({it})"))
+            updated = updated.with_changes(iter=wrapper.with_changes(args=args))
+            if dotted(wrapper.func) == "enumerate" and isinstance(target, cst.Tuple) \
+                    and len(target.elements) == 2:
+                target = target.elements[1].value  # (step, batch): the batch is distributed
+        else:
+            self.note(original, f"the loop reads {it} through {self.ctx.strategy}.experimental_distribute_dataset")
+            updated = updated.with_changes(iter=expr(f"{self.ctx.strategy}.experimental_distribute_dataset({it})"))
+        return self._local_uses(original, updated, target)
+
+    def _local_uses(self, original, updated, target):
+        """The batch used outside strategy.run (a prediction logged on it): a distributed value
+        there; this worker's part of it is read through _tfd_local."""
+        names = {n.value for n in nodes_of(target, cst.Name)}
+        rewrite = _LocalUses(names, self.ctx.strategy)
+        body = updated.body.visit(rewrite)
+        if not rewrite.used:
+            return updated
+        self.ctx.helpers.add("tfd_local")
+        used = ", ".join(sorted(rewrite.used))
+        self.note(original, f"{used} (the distributed batch) is used outside {self.ctx.strategy}.run: "
+                            f"there it is this worker's part of the batch (_tfd_local), so what is "
+                            f"computed from it (a logged loss or accuracy) covers that part only",
+                  "warning")
+        return updated.with_changes(body=body)
+
+
+class _LocalUses(cst.CSTTransformer):
+    """Names of the distributed batch read outside ``strategy.run(...)`` -> ``_tfd_local(name)``."""
+
+    def __init__(self, names: set[str], strategy: str):
+        super().__init__()
+        self.names, self.strategy = names, strategy
+        self.skip: set[int] = set()
+        self.used: set[str] = set()
+
+    def visit_Call(self, node):
+        if dotted(node.func) == f"{self.strategy}.run":
+            return False
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.skip.add(id(arg.keyword))
+        return True
+
+    def visit_Attribute(self, node):
+        self.skip.add(id(node.attr))
+
+    def visit_AssignTarget(self, node):
+        return False
+
+    def visit_FunctionDef(self, node):
+        return False
+
+    def visit_Lambda(self, node):
+        return False
+
+    def leave_Name(self, original, updated):
+        if original.value not in self.names or id(original) in self.skip:
+            return updated
+        self.used.add(original.value)
+        return cst.Call(func=cst.Name("_tfd_local"), args=[cst.Arg(value=updated)])
 
 
 def _calls_in(node, shallow: bool):

@@ -4,12 +4,24 @@ object or a plain function, a scalar mean or per-example values, arrays or a dat
 read from the source. Each is written after the strategy and the chief helpers."""
 from __future__ import annotations
 
+from converters.script.transforms import file_sync
+
 # name -> code ({tf}, {keras} and {strategy} are filled in); written in this order.
 HELPERS = {
     "same_random": '''
 # tf.distribute: NumPy shuffles of the data draw from one generator seeded alike on every worker, so
 # every worker shuffles in the same order and the shards split that one order.
 _tfd_same_random = __import__("numpy").random.RandomState(1337)
+''',
+    "tfd_weights": '''
+def _tfd_weights(weights, values):
+    # Sample weights shaped like the per-example losses, as Keras' reduction shapes them ((n, 1)
+    # weights for (n,) losses would otherwise broadcast to (n, n)).
+    weights = {tf}.cast(weights, values.dtype)
+    while (weights.shape.rank is not None and values.shape.rank is not None
+           and weights.shape.rank > values.shape.rank and weights.shape[-1] == 1):
+        weights = {tf}.squeeze(weights, -1)
+    return weights
 ''',
     "tfd_loss": '''
 def _tfd_loss(loss, *args, **kwargs):
@@ -23,7 +35,7 @@ def _tfd_loss(loss, *args, **kwargs):
             weights = kwargs.pop("sample_weight", args[2] if len(args) > 2 else None)
             values = loss.call(*args[:2], **kwargs)
             if weights is not None:
-                values = values * {tf}.cast(weights, values.dtype)
+                values = values * _tfd_weights(weights, values)
             count = {tf}.cast({tf}.size(values) * {strategy}.num_replicas_in_sync, values.dtype)
             return {tf}.reduce_sum(values) / count
         value = loss(*args, **kwargs)
@@ -41,7 +53,7 @@ def _tfd_mean_loss(loss, *args, **kwargs):
         weights = kwargs.pop("sample_weight", args[2] if len(args) > 2 else None)
         values = loss.call(*args[:2], **kwargs)
         if weights is not None:
-            values = values * {tf}.cast(weights, values.dtype)
+            values = values * _tfd_weights(weights, values)
         return {tf}.reduce_mean(values)
     return loss(*args, **kwargs)
 ''',
@@ -95,6 +107,24 @@ def _tfd_from_chief(path):
         name = f.read()
     return os.path.join(local, name) if name else None
 ''',
+    "tfd_sync_from_chief": file_sync.TF_DISTRIBUTE_SEND + file_sync.TF_DISTRIBUTE,
+    "tfd_by_element": '''
+def _tfd_by_element(dataset):
+    # tf.distribute: every worker reads the files and keeps its share of each global batch
+    # (sharding by file would give each worker other examples than one process reads together).
+    options = {tf}.data.Options()
+    options.experimental_distribute.auto_shard_policy = {tf}.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(options)
+''',
+    "tfd_local": '''
+def _tfd_local(value):
+    # tf.distribute: a batch of the distributed dataset used outside strategy.run (to log a
+    # prediction on it): this worker's part of it, as plain tensors.
+    def local(part):
+        parts = {strategy}.experimental_local_results(part)
+        return parts[0] if len(parts) == 1 else {tf}.concat(parts, axis=0)
+    return {tf}.nest.map_structure(local, value)
+''',
     "tfd_load_weights": '''
 def _tfd_load_weights(model, filepath, *args, **kwargs):
     # tf.distribute: Keras 2 loads a .weights.h5 file's arrays into the compiled metrics'
@@ -134,7 +164,12 @@ def _tfd_predict(model, x, batch_size=None, verbose="auto", steps=None, **kwargs
 }
 
 
+# Helpers other helpers call.
+NEEDS = {"tfd_loss": {"tfd_weights"}, "tfd_mean_loss": {"tfd_weights"}}
+
+
 def code_for(ctx) -> str:
+    wanted = set(ctx.helpers).union(*(NEEDS.get(h, set()) for h in ctx.helpers))
     out = [text.format(tf=ctx.tf, keras=ctx.keras, strategy=ctx.strategy)
-           for name, text in HELPERS.items() if name in ctx.helpers]
+           for name, text in HELPERS.items() if name in wanted]
     return "".join("\n" + t for t in out)

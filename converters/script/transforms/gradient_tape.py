@@ -123,6 +123,10 @@ class BroadcastAfterFirstStep(StatementRule):
                 "trainable_variables", "trainable_weights"):
             var_text = f"{code(variables.value).strip()}.variables"
         hvd = self.ctx.hvd
+        if var_text.endswith((".variables", ".weights")):
+            # Only real variables: lookup layers list vocabulary handlers among them.
+            self.ctx.helpers.add("variables")
+            var_text = f"_hvd_variables({var_text})"
         self.note(original, f"after the first step, rank 0's {var_text} and optimizer state are "
                             "broadcast to all workers")
         return statements(

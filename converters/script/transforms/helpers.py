@@ -3,6 +3,8 @@ them: what a rewrite needs to know about the data at run time (an array or a dat
 or not, a file or a checkpoint prefix) cannot be read from the source."""
 from __future__ import annotations
 
+from converters.script.transforms import file_sync
+
 # Each helper: the code written into the script ({hvd} and {tf} are filled in). Written in the
 # order of this table, after Horovod's setup.
 HELPERS = {
@@ -96,30 +98,12 @@ def _hvd_unsharded(data):
     out = {tf}.data.Dataset.from_tensor_slices(stacked)
     return out.batch(len({tf}.nest.flatten(parts[0])[0])) if batched else out
 ''',
-    "from_rank0": '''
-def _hvd_from_rank0(path):
-    # Horovod: only rank 0 wrote this file (checkpoints and saves are rank 0's); every rank
-    # reads rank 0's copy, sent over Horovod once rank 0 has finished writing it.
-    import glob, io, os, tarfile, tempfile
-    import horovod.tensorflow as hvd_tf
-    payload = None
-    if {hvd}.rank() == 0:
-        found = [path] if os.path.exists(path) else glob.glob(glob.escape(path) + ".*")
-        index = os.path.join(os.path.dirname(path) or ".", "checkpoint")
-        if os.path.exists(index) and not os.path.exists(path):
-            found.append(index)
-        buffer = io.BytesIO()
-        with tarfile.open(fileobj=buffer, mode="w") as tar:
-            for name in found:
-                tar.add(name, arcname=os.path.basename(os.path.normpath(name)))
-        payload = buffer.getvalue()
-    payload = hvd_tf.broadcast_object(payload, root_rank=0)
-    if {hvd}.rank() == 0:
-        return path
-    local = tempfile.mkdtemp(prefix="hvd-rank0-")
-    with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
-        tar.extractall(local)
-    return os.path.join(local, os.path.basename(os.path.normpath(path)))
+    "sync_from_rank0": file_sync.HOROVOD,
+    "variables": '''
+def _hvd_variables(variables):
+    # Horovod broadcasts variables only: lookup layers (StringLookup, TextVectorization) list
+    # their vocabulary handlers among a model's variables; every rank adapted the same ones.
+    return [v for v in variables if isinstance(v, {tf}.Variable)]
 ''',
     "broadcast_callback": '''
 class _HvdBroadcastVariables({keras}.callbacks.Callback):

@@ -74,3 +74,29 @@ class WrapOptimizer(RuleTransform):
                             f"wraps it in {self.ctx.hvd}.DistributedOptimizer when the script runs "
                             f"(unless it already is)")
         return replace_arg(updated, found[0], call("_hvd_distributed", found[1].value))
+
+
+# Keyword arguments horovod.tensorflow.keras.load_model takes besides the path.
+HVD_LOAD_KEYWORDS = {"custom_objects", "custom_optimizers", "compression"}
+
+
+class LoadedOptimizer(RuleTransform):
+    """``keras.models.load_model(path)`` brings the model back compiled with the optimizer it
+    was saved with, not wrapped: trained again, each worker would train its own copy.
+    Horovod's ``hvd.load_model`` loads it with the optimizer wrapped in DistributedOptimizer
+    (its saved, already scaled, learning rate kept)."""
+
+    def leave_Call(self, original, updated):
+        if self.q(updated.func) not in ("keras.models.load_model", "keras.saving.load_model"):
+            return updated
+        path = find_arg(updated, "filepath", 0)
+        others = [a for a in updated.args if path is None or a is not path[1]]
+        if path is None or any(a.keyword is None or a.keyword.value not in HVD_LOAD_KEYWORDS
+                               for a in others):
+            self.note(original, f"this model is loaded with options {self.ctx.hvd}.load_model does not "
+                                "take: if it is trained again, wrap its optimizer in "
+                                f"{self.ctx.hvd}.DistributedOptimizer by hand", "warning")
+            return updated
+        self.note(original, f"loaded with {self.ctx.hvd}.load_model: its optimizer comes back wrapped "
+                            "in DistributedOptimizer, so training it again averages gradients")
+        return updated.with_changes(func=expr(f"{self.ctx.hvd}.load_model"))

@@ -260,3 +260,18 @@ class WorkerBatches(RuleTransform):
                             f"(Keras' default) per worker: global batch = {FIT_DEFAULT_BATCH} * "
                             f"{self.ctx.replicas} (datasets keep their own batches)")
         return add_kwarg(updated, "batch_size", batch)
+
+
+class ElementShards(RuleTransform):
+    """Datasets read from files: MultiWorkerMirroredStrategy shards them by file by default, so
+    each worker reads whole files of its own and a global batch is not the batch one process
+    would read (with fewer files than workers, some workers get none). Split by element, the
+    workers share every global batch as one process reads them."""
+
+    def leave_Call(self, original, updated):
+        if self.q(updated.func) not in T.FILE_DATASETS:
+            return updated
+        self.ctx.helpers.add("tfd_by_element")
+        self.note(original, "read by every worker and split by element (AutoShardPolicy.DATA): the "
+                            "workers share each global batch in the order one process reads it")
+        return call("_tfd_by_element", updated)

@@ -178,6 +178,16 @@ class EvalStepLoss(RuleTransform):
         return _wrap("_tfd_mean_loss", updated)
 
 
+def applies_gradients(rule: RuleTransform, node: cst.Call) -> bool:
+    """``opt.apply_gradients(...)`` / ``opt.minimize(...)``, or Keras 3's ``opt.apply(...)`` on
+    an optimizer the analysis found (``dataset.apply`` is not one)."""
+    if not isinstance(node.func, cst.Attribute):
+        return False
+    attr = node.func.attr.value
+    return attr in ("apply_gradients", "minimize") or (
+        attr in T.KERAS3_OPTIMIZER_METHODS and dotted(node.func.value) in rule.a.keras3_appliers)
+
+
 class InlineSteps(RuleTransform):
     """A training step written in the body of a loop (no function): strategy.run needs the
     step as a function, so the script is refused with what to change."""
@@ -213,7 +223,7 @@ class InlineSteps(RuleTransform):
         # and strategy.run can only run a whole step.
         if not self.loops[-1] or self.reported or (self.functions and self.functions[-1] in self.a.step_functions):
             return
-        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "apply_gradients"):
+        if not applies_gradients(self, node) or node.func.attr.value == "minimize":
             return
         loop = self.loops[-1][-1]
         if any(tape_names(w, self) for w in nodes_of(loop, cst.With, (cst.FunctionDef,))):
@@ -221,18 +231,18 @@ class InlineSteps(RuleTransform):
         self.reported = True
         self.note(node, severity="error", col=1, message=(
             "gradients are applied in the loop body, outside the function that computes them: "
-            "tf.distribute runs a whole step (gradients and apply_gradients) on every replica "
+            "tf.distribute runs a whole step (gradients and applying them) on every replica "
             "through strategy.run. Move apply_gradients into that function (return the loss) "
             "and convert again"))
 
     def visit_With(self, node):
         if not self.loops[-1] or not tape_names(node, self):
             return
-        if not any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("apply_gradients", "minimize")
+        if not any(applies_gradients(self, c)
                    for c in nodes_of(self.loops[-1][-1], cst.Call, (cst.FunctionDef,))):
             return
         self.note(node, severity="error", col=1, message=(
             "the training step is written inline in a loop (GradientTape block at this line): "
             "tf.distribute runs a step on every replica through strategy.run, which takes a "
-            "function. Move the step (tape, gradients, apply_gradients) into a function, e.g. "
+            "function. Move the step (tape, gradients, applying them) into a function, e.g. "
             "'def train_step(x, y): ... return loss', call it from the loop and convert again"))
