@@ -55,6 +55,30 @@ def open_job_file(workdir: Path | str, rel: str | Path, max_bytes: int | None = 
     return os.fdopen(ffd, "rb")
 
 
+def plain(workdir: Path | str, rel: str | Path) -> bool:
+    """Is ``rel`` a plain path in ``workdir``: no link at any component, a regular file or a
+    folder at the end? (What a job kind lists as artifacts must be, whoever listed it.)"""
+    try:
+        parts = _parts(rel)
+    except LinkRefused:
+        return False
+    fd = os.open(workdir, DIR_FLAGS)
+    try:
+        for name in parts:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                nxt = os.open(name, DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = nxt
+            elif not (stat.S_ISREG(st.st_mode) and name == parts[-1]):
+                return False
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def read_job_text(workdir: Path | str, rel: str | Path, max_bytes: int = 1 << 24) -> str:
     with open_job_file(workdir, rel) as f:
         return f.read(max_bytes).decode("utf-8", errors="replace")

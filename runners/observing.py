@@ -8,6 +8,7 @@ from typing import Any
 
 from runners.backends import Observation
 from runners.kinds import JobKind, get_kind
+from runners.jobfiles import plain
 from runners.local import collect_artifacts
 from runners.metrics import read_csv_log
 from runners.models import CANCELLED, FAILED, LOST, TERMINAL, Event, Job, JobError
@@ -112,6 +113,8 @@ class Observing:
         if not workdir.is_dir():
             return
         arts = (kind.collect_artifacts or collect_artifacts)(workdir)
+        # Whoever listed them: only plain paths of the job folder (no link anywhere on the way).
+        arts = [a for a in arts if Path(a["path"]).is_absolute() or plain(workdir, a["path"])]
         self.store.set_artifacts(job.id, arts)
         for a in arts:
             if a["kind"] == "metrics" and a["path"].endswith(".csv"):

@@ -55,7 +55,7 @@ def test_reading_a_job_folder_never_passes_a_link(tmp_path_factory, parts, at, t
         here.mkdir()
     (here / name).write_text("plain")
     rel = "/".join(parts)
-    assert jobfiles.read_job_text(root, rel) == "plain"
+    assert jobfiles.read_job_text(root, rel) == "plain" and jobfiles.plain(root, rel)
     # A link in place of any one component: refused, and the secret is never read.
     at = min(at, len(parts) - 1)
     victim = root.joinpath(*parts[:at + 1])
@@ -67,6 +67,7 @@ def test_reading_a_job_folder_never_passes_a_link(tmp_path_factory, parts, at, t
     victim.symlink_to(secret.parent if (to_dir and at < len(parts) - 1) else secret)
     with pytest.raises(OSError):
         jobfiles.read_job_text(root, rel)
+    assert not jobfiles.plain(root, rel)  # what any job kind lists there is dropped
     assert all(not Path(root, p).is_symlink() for p, _ in jobfiles.walk(root))
     for bad in ("../x", "/etc/passwd", "a/../../b", ""):
         with pytest.raises(jobfiles.LinkRefused):
