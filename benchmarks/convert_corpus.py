@@ -239,6 +239,21 @@ def summary(rows: list[Row]) -> str:
             f"{sum(r.equivalence == 'not comparable' for r in rows)} not comparable")
 
 
+def holds(row: Row) -> bool:
+    """The rule the harness judges by: a conversion trains like one process (equivalent, or
+    agreeing where the first steps cannot be compared, the reason said), or it is refused or
+    left unchanged with the reason. A crash, a divergence or a step that is not equivalent
+    does not hold (a crash of a script whose original fails here too is not the converter's)."""
+    if row.conversion in ("refused", "unchanged"):
+        return bool(row.reason)
+    if row.conversion != "converted":
+        return False
+    if row.run == "original fails":
+        return True
+    return row.run == "agree" and (row.equivalence in ("equivalent", "")
+                                   or (row.equivalence == "not comparable" and bool(row.equivalence_detail)))
+
+
 def markdown(rows: list[Row]) -> str:
     out = ["| script | target | conversion | two-worker run | first step vs one process |",
            "|---|---|---|---|---|"]
@@ -285,13 +300,18 @@ def main(argv=None) -> int:
             print(f"{row.script:34} {row.target:14} {row.conversion:10} {row.run or '-':9} "
                   f"{row.equivalence or '-':15} {row.seconds:6.1f}s  {detail[:160]}", flush=True)
     print(summary(rows))
+    failed = [r for r in rows if not holds(r)]
+    print(f"judge: {len(rows) - len(failed)} of {len(rows)} hold (equivalent, agreeing where not "
+          f"comparable, or refused with the reason)"
+          + "".join(f"\n  FAILS {r.script} {r.target}: {r.conversion} {r.run} {r.equivalence} "
+                    f"{(r.run_detail or r.equivalence_detail or r.reason)[:160]}" for r in failed))
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
     if args.markdown:
         Path(args.markdown).write_text(markdown(rows))
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

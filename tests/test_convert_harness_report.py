@@ -28,3 +28,21 @@ def test_a_horovod_crash_is_named_by_the_workers_exception():
 def test_a_plain_log_still_gives_its_last_error():
     log = "step 1\nValueError: bad shape\nWARNING: something else\n"
     assert _last_error(log) == "ValueError: bad shape"
+
+
+def test_the_judge_holds_only_equivalent_or_explained_outcomes():
+    from convert_corpus import Row, holds
+
+    def row(**kw):
+        return Row("s.py", "horovod", **kw)
+
+    assert holds(row(conversion="converted", run="agree", equivalence="equivalent"))
+    assert holds(row(conversion="converted", run="agree", equivalence="not comparable",
+                     equivalence_detail="random numbers drawn in the training step (line 9)"))
+    assert holds(row(conversion="refused", reason="[TFD006] ... keras-team/keras#20585"))
+    assert not holds(row(conversion="refused"))  # a refusal must say why
+    assert not holds(row(conversion="converted", run="agree", equivalence="not equivalent"))
+    assert not holds(row(conversion="converted", run="agree", equivalence="not comparable"))
+    for run in ("crash", "diverged", "timeout"):
+        assert not holds(row(conversion="converted", run=run))
+    assert not holds(row(conversion="converter crash", reason="KeyError"))
