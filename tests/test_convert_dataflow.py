@@ -207,3 +207,36 @@ def test_a_suggested_target_is_one_the_converter_carries_through(path, target, m
             except ConversionError:
                 went_through = False
             assert offered == went_through, message
+
+
+ENDPOINT = '''import tensorflow as tf
+from tensorflow import keras as {k}
+
+
+class {layer}({k}.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.{attr} = {k}.losses.BinaryCrossentropy(from_logits=True)
+
+    def call(self, {t}, {p}):
+        self.add_loss(self.{attr}({t}, {p}))
+        return tf.nn.sigmoid({p})
+
+
+{inp} = {k}.Input(shape=(3,))
+{tin} = {k}.Input(shape=(1,))
+{model} = {k}.Model([{inp}, {tin}], {layer}()({tin}, {k}.layers.Dense(1)({inp})))
+{model}.compile(optimizer="sgd")
+{model}.fit({{"a": x, "b": y}}, batch_size=4)
+'''
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(names, min_size=7, max_size=7, unique=True))
+def test_a_loss_in_a_layer_is_found_whatever_the_names(ids):
+    k, attr, t, p, inp, tin, model = ids
+    layer = attr.capitalize() + "Endpoint"
+    result = convert(ENDPOINT.format(k=k, layer=layer, attr=attr, t=t, p=p, inp=inp, tin=tin,
+                                     model=model), "tf-distribute", "e.py")
+    assert f"self.add_loss(_tfd_mean_loss(self.{attr}, {t}, {p}))" in result.code
+    assert [f.rule_id for f in result.findings].count("TFD048") == 1
