@@ -240,3 +240,16 @@ def test_a_loss_in_a_layer_is_found_whatever_the_names(ids):
                                      model=model), "tf-distribute", "e.py")
     assert f"self.add_loss(_tfd_mean_loss(self.{attr}, {t}, {p}))" in result.code
     assert [f.rule_id for f in result.findings].count("TFD048") == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_other_files_in_the_chiefs_folder_are_not_its_files(target):
+    source = ('import tensorflow as tf\ndata_dir = "data"\n'
+              'model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n'
+              'model.compile(optimizer="sgd", loss="mse")\n'
+              'model.fit(x, y, callbacks=[tf.keras.callbacks.ModelCheckpoint(data_dir + "/w-{epoch}.h5")])\n'
+              'images = tf.data.Dataset.list_files(data_dir + "/*.png")\n'
+              'weights = tf.io.gfile.glob(f"{data_dir}/w-*.h5")\n')
+    code = convert(source, target, "s.py").code
+    assert f'{SYNC[target]}(data_dir + "/*.png")' not in code
+    assert f'{SYNC[target]}(f"{{data_dir}}/w-*.h5")\nweights =' in code

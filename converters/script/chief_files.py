@@ -26,6 +26,7 @@ class Atom:
     kind: str     # "path" (static text) or "var" (a variable or attribute it came through)
     text: str
     exact: bool   # path: the whole path (else the text it starts with)
+    ext: str = ""  # the file extension the path ends with, when its end is static ("*.png")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,18 @@ class ChiefRead:
     used: bool      # the call's result is used (else: a statement of its own)
     written_by: str  # "ModelCheckpoint (line 30)"
     callee: str = ""  # the last part of the called name (calls chained on one line share a start)
+
+
+def _ext(text: str) -> str:
+    """'.png' for 'data/*.png' or 'w-{epoch}.h5'; '' when the end is not a static file name."""
+    tail = text.replace("\\", "/").rsplit("/", 1)[-1]
+    tail = tail.rsplit("}", 1)[-1].rsplit("*", 1)[-1]
+    return tail[tail.rindex("."):] if "." in tail and not tail.endswith(".") else ""
+
+
+def _path(text: str) -> set:
+    got = _norm(text)
+    return {Atom("path", got[0], got[1], _ext(text))} if got else set()
 
 
 def _norm(text: str) -> tuple[str, bool] | None:
@@ -52,6 +65,8 @@ def _norm(text: str) -> tuple[str, bool] | None:
 def overlap(a: Atom, b: Atom) -> bool:
     if a.kind != b.kind:
         return False
+    if a.ext and b.ext and a.ext != b.ext:
+        return False  # "data/*.png" is none of "data/ckpt-{epoch}.h5"
     if a.kind == "var":
         return a.text == b.text
     x, y = a.text, b.text
@@ -65,6 +80,7 @@ def overlap(a: Atom, b: Atom) -> bool:
 
 
 def _inexact(atoms: set) -> set:
+    """Somewhere under these paths (the file name, and so its extension, unknown)."""
     return {Atom(a.kind, a.text, False) if a.kind == "path" else a for a in atoms}
 
 
@@ -200,14 +216,14 @@ class Dataflow:
             return set()
         d = depth + 1
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            got = _norm(node.value)
-            return {Atom("path", *got)} if got else set()
+            return _path(node.value)
         if isinstance(node, ast.JoinedStr) and node.values:
-            first = node.values[0]
+            first, last = node.values[0], node.values[-1]
+            ext = _ext(last.value) if isinstance(last, ast.Constant) else ""
             if isinstance(first, ast.Constant):
                 got = _norm(str(first.value))
-                return {Atom("path", got[0], False)} if got else set()
-            return _inexact(self.atoms(first.value, scope, d))
+                return {Atom("path", got[0], False, ext)} if got else set()
+            return {Atom(a.kind, a.text, False, ext) for a in self.atoms(first.value, scope, d)}
         if isinstance(node, ast.Name):
             return self._name(node.id, scope, d)
         if isinstance(node, ast.Attribute):
@@ -226,9 +242,15 @@ class Dataflow:
             if isinstance(right, ast.Constant) and isinstance(right.value, str) and \
                     isinstance(node.op, (ast.Add, ast.Div)):
                 joiner = "/" if isinstance(node.op, ast.Div) else ""
-                return {Atom("path", *_norm(a.text + joiner + right.value)) if a.kind == "path"
-                        and a.exact and _norm(a.text + joiner + right.value) else
-                        (Atom(a.kind, a.text, False) if a.kind == "path" else a) for a in left}
+                out = set()
+                for a in left:
+                    if a.kind != "path":
+                        out.add(Atom(a.kind, a.text, False, _ext(right.value)))
+                    elif a.exact and _norm(a.text + joiner + right.value):
+                        out |= _path(a.text + joiner + right.value)
+                    else:
+                        out.add(Atom("path", a.text, False, _ext(right.value)))
+                return out
             return _inexact(left)
         if isinstance(node, ast.Call):
             return self._call(node, scope, d)
@@ -265,8 +287,10 @@ class Dataflow:
                 return _inexact(out)
             joined = set()
             for a in out:
-                got = _norm("/".join([a.text, *(r.value for r in rest)])) if a.kind == "path" else None
-                joined.add(Atom("path", got[0], a.exact and got[1]) if got else a)
+                text = "/".join([a.text, *(r.value for r in rest)])
+                got = _norm(text) if a.kind == "path" else None
+                joined.add(Atom("path", got[0], a.exact and got[1], _ext(text)) if got
+                           else Atom(a.kind, a.text, False, _ext(text)))
             return joined
         return out if (q in T.PATH_KEEPS or method in T.PATH_KEEPS) else _inexact(out)
 
@@ -320,6 +344,8 @@ class Dataflow:
             if not isinstance(node, ast.Call) or self._not_a_read(node):
                 continue
             scope = self.s.scope_of.get(id(node), "")
+            if scope and not self._host_code(scope):
+                continue
             first, last = self.s.runs_at(node)
             args = [(i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)]
             args += [(k.arg, k.value) for k in node.keywords if k.arg]
@@ -335,6 +361,18 @@ class Dataflow:
                                          f"{hit[1]} (line {hit[0]})", callee))
                     break
         return out
+
+    def _host_code(self, scope: str) -> bool:
+        """Whether a function runs as Python on each worker, where a barrier can wait: not a
+        tf.function (traced into a graph) nor a function only handed to something else (a
+        dataset's map(), a lambda's body), which runs wherever that decides."""
+        func = self.s.funcs.get(scope)
+        if func is None:
+            return True
+        if any("function" in (_dotted(d.func if isinstance(d, ast.Call) else d) or "")
+               for d in func.decorator_list):
+            return False
+        return scope in self.s.calls or scope in self.s.in_class
 
     def _not_a_read(self, node: ast.Call) -> bool:
         q = self.q(node.func)
