@@ -14,6 +14,7 @@ PIPELINE_SCHEMA = {
         "project": {"type": "string", "pattern": NAME_PATTERN},
         "environment": {"type": "string", "pattern": NAME_PATTERN},
         "params": {"type": "object"},
+        "cache": {"type": "boolean"},  # every step may be reused (pipeline_graph.step_key)
         "steps": {
             "type": "array",
             "minItems": 1,
@@ -32,6 +33,13 @@ PIPELINE_SCHEMA = {
                     # register the step's model output under this catalog name
                     "register": {"type": "string", "pattern": NAME_PATTERN},
                     "timeout": {"type": "number", "exclusiveMinimum": 0},
+                    # the steps it waits for (steps above it); with any after:, the pipeline
+                    # is a graph (catalog/pipeline_graph.py)
+                    "after": {"oneOf": [{"type": "string", "pattern": NAME_PATTERN},
+                                        {"type": "array", "uniqueItems": True,
+                                         "items": {"type": "string", "pattern": NAME_PATTERN}}]},
+                    "retries": {"type": "integer", "minimum": 0, "maximum": 5},
+                    "cache": {"type": "boolean"},
                 },
                 "oneOf": [{"required": ["kind"], "not": {"required": ["component"]}},
                           {"required": ["component"], "not": {"required": ["kind"]}}],

@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from catalog import components, entries, lookup
+from catalog import components, entries, lookup, pipeline_graph
 from catalog.errors import Duplicate, HasDependants, InvalidInput, NotFound
 from catalog.names import check_name, split_ref
 from catalog.pipeline_paths import resolve as resolve_paths
@@ -141,6 +141,7 @@ def check(conn: sqlite3.Connection, definition: dict[str, Any], kinds=components
             continue  # checked with its version above
         if conn.execute(f"SELECT 1 FROM {tables[kind]} WHERE name = ?", (ref,)).fetchone() is None:
             problems.append(f"{kind} {ref!r} is not in the catalog (see '{kind}s list')")
+    problems += pipeline_graph.problems(definition)  # after: and retries:
     if problems:
         raise InvalidInput("pipeline definition has problems:\n"
                            + "\n".join(f"  - {p}" for p in problems))
