@@ -244,6 +244,10 @@ def _terminal_open(value: str, areas: Areas) -> tuple[gate.Opened, Candidate] | 
     own folders, and folders holding them, are nobody's to name."""
     if not value or "\x00" in value:
         raise gate.GateRefused("a file name cannot be empty or hold a NUL character")
+    try:
+        os.fsencode(value)
+    except UnicodeError:
+        raise gate.GateRefused(f"{value[:120]!r} is not a valid file name") from None
     lexical = Path(os.path.abspath(Path(value).expanduser()))
     real = Path(os.path.realpath(lexical))
     for own in areas.own_folders():
