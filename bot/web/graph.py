@@ -1,10 +1,9 @@
 """A pipeline as a picture: steps as boxes in layers (a step sits one layer below the last step
-it waits for), arrows for "runs after", dashed arrows for outputs passed on; colours for a
-run's step states. Drawn on the server (matplotlib, Agg)."""
+it waits for), arrows for "waits for", dashed arrows for outputs passed on that add no wait;
+colours for a run's step states. Drawn on the server (matplotlib, Agg)."""
 from __future__ import annotations
 
 import io
-import re
 from typing import Any
 
 import matplotlib
@@ -13,26 +12,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
-STEP_REF = re.compile(r"\$\{\s*steps\.([A-Za-z0-9._-]+?)\.outputs")
 COLOURS = {"succeeded": "#cdeccd", "reused": "#d8e8f8", "running": "#fff2b3",
            "failed": "#f6c6c6", "pending": "#eeeeee", "not-run": "#f4f4f4", None: "#f7f7f7"}
 
 
 def edges(steps: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(runs-after edges, data edges). A step's ``after:`` names what it waits for; without
-    it, it waits for the step before it (pipelines run in order)."""
-    names = [s["name"] for s in steps]
-    order, data = [], []
-    for i, s in enumerate(steps):
-        after = s.get("after")
-        if after is None:
-            after = [names[i - 1]] if i else []
-        elif isinstance(after, str):
-            after = [after]
-        order += [(a, s["name"]) for a in after if a in names]
-        for ref in sorted(set(STEP_REF.findall(repr(s.get("with") or {})))):
-            if ref in names and (ref, s["name"]) not in order:
-                data.append((ref, s["name"]))
+    """(waits-for edges, outputs-passed edges), as catalog.pipeline_graph runs them."""
+    from catalog.pipeline_graph import dependencies, reads
+    deps = dependencies(steps)
+    order = [(d, s["name"]) for s in steps for d in deps[s["name"]]]
+    data = [(r, s["name"]) for s in steps for r in reads(s) if (r, s["name"]) not in order]
     return order, data
 
 

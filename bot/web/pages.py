@@ -176,7 +176,13 @@ class Pages:
     def pipeline_run(self, request, viewer):
         from catalog import runs as pr
         st = pr.status(self.conn(), request.path_params["id"])
-        return self.render(request, "pipeline_run.html", viewer, st=st,
+        notes = {}  # why a step was reused (catalog/graph_runs.py keeps it with the step)
+        for r in self.conn().execute("SELECT name, spec FROM catalog_run_steps WHERE run_id = ?",
+                                     (st["id"],)):
+            why = json.loads(r["spec"] or "{}").get("reused")
+            if why:
+                notes[r["name"]] = why
+        return self.render(request, "pipeline_run.html", viewer, st=st, notes=notes,
                           live=st["state"] in ("queued", "running"),
                           show_paths=not viewer.actor.remote)
 
