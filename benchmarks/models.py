@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from converters.model import jobspec  # noqa: E402
+from runners.model_run import run_model_job  # noqa: E402
 
 TARGET_BATCH1 = 2.0
 TARGET_AGREEMENT = 0.99
@@ -50,11 +50,10 @@ def small(a, tmp: Path) -> int:
           f"{'TF /s':>10} {'ORT /s':>10} {'thr ratio':>10}")
     worst_b1, failed = None, []
     for name in names:
-        work = tmp / name
-        work.mkdir()
-        jobspec.prepare({"model": str(tmp / "zoo" / name), "batch": a.batch}, work, a.runner,
-                        {"iterations": a.iterations, "warmup": 10, "budget_s": 30})
-        r = jobspec.run_foreground(work, a.runner)
+        _, r = run_model_job("convert-model", {"model": str(tmp / "zoo" / name),
+                                               "batch": a.batch}, a.runner,
+                             {"iterations": a.iterations, "warmup": 10, "budget_s": 30},
+                             home=tmp / f"{name}.home")
         if r.get("status") != "succeeded":
             failed.append(name)
             print(f"{name:<10} failed: {r.get('error', {}).get('error') or r.get('status')}")
@@ -122,14 +121,14 @@ def applications(a, tmp: Path) -> int:
             print(f"   build failed: {built.stderr.strip()[-300:]}", flush=True)
             continue
         print("   " + built.stdout.strip().splitlines()[-1], flush=True)
-        work = tmp / f"{name}.job"
-        work.mkdir()
-        jobspec.prepare({"model": str(tmp / name), "precision": "int8", "batch": a.batch,
-                         "calibration": str(tmp / f"{name}.calibration.npz"),
-                         "input": str(tmp / f"{name}.heldout.npz")}, work, a.runner,
-                        {"iterations": a.iterations, "warmup": 5, "budget_s": a.budget})
         print("   converting, quantising, validating, benchmarking ...", flush=True)
-        report = jobspec.run_foreground(work, a.runner)
+        job, report = run_model_job("convert-model", {
+            "model": str(tmp / name), "precision": "int8", "batch": a.batch,
+            "calibration": str(tmp / f"{name}.calibration.npz"),
+            "input": str(tmp / f"{name}.heldout.npz")}, a.runner,
+            {"iterations": a.iterations, "warmup": 5, "budget_s": a.budget},
+            home=tmp / f"{name}.home")
+        work = Path(job.workdir)
         row = application_row(name, report, build_s)
         row.update(dict(kv.split("=", 1) for kv in built.stdout.split()[-4:] if "=" in kv))
         row.update(accuracies(work / "out" / "held_out_predictions.npz",

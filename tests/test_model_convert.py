@@ -11,8 +11,8 @@ import yaml
 
 from bot.dispatch import run_line
 from model_context import REPO, RUNNER, model_context
-from converters.model import jobspec
 from runners.kubernetes.schema import validate as validate_manifest
+from runners.model_run import run_model_job
 
 FAST = ["--batch", "1,8"]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -119,19 +119,17 @@ def test_h5_to_tf_trt_explains_why_not_here(ctx, zoo):
     assert reply.data["error"]["code"] == "needs_gpu"
 
 
-def test_infer_predicts_and_benchmarks_without_the_engine(zoo, tmp_path):
-    """The fallback path: prepare + the worker in a foreground subprocess."""
+def test_infer_predicts_and_benchmarks_as_a_job(zoo, tmp_path):
+    """Run to its end from a script (runners/model_run.py): a job of an engine, sandboxed."""
     np.savez(tmp_path / "x.npz", features=np.ones((10, 16), "float32"))
-    work = tmp_path / "w"
-    work.mkdir()
-    spec = jobspec.prepare({"model": str(zoo / "dense"), "mode": "infer", "batch": "1,4",
-                            "input": str(tmp_path / "x.npz")}, work, RUNNER,
-                           {"iterations": 5, "warmup": 1, "budget_s": 1})
-    assert spec["input"] == "inputs/samples.npz"
     seen = []
-    report = jobspec.run_foreground(work, RUNNER, lambda m, d, t: seen.append(m))
+    job, report = run_model_job("infer", {"model": str(zoo / "dense"), "batch": "1,4",
+                                          "input": str(tmp_path / "x.npz")}, RUNNER,
+                                {"iterations": 5, "warmup": 1, "budget_s": 1},
+                                home=tmp_path / "home", progress=lambda m, d, t: seen.append(m))
+    assert job.spec["input"] == "inputs/samples.npz"
     assert report["status"] == "succeeded", report
     assert any(m.startswith("benchmark") for m in seen)
-    preds = np.load(work / "predictions.npz")["probs"]
+    preds = np.load(Path(job.workdir) / "predictions.npz")["probs"]
     assert preds.shape == (10, 10) and np.allclose(preds.sum(axis=1), 1, atol=1e-5)
     assert [r["batch"] for r in report["benchmark"]["original"]] == [1, 4]

@@ -11,8 +11,9 @@ import pytest
 from bot.config import load_config
 from bot.context import Context
 from bot.dispatch import run_line
-from converters.model import jobspec, labelled, metrics
+from converters.model import labelled, metrics
 from converters.model.errors import BadInput, BadOption
+from runners.model_run import run_model_job
 
 REPO = Path(__file__).resolve().parents[1]
 RUNNER = os.environ.get("TFDESK_RUNNER_PYTHON") or str(REPO / ".venv-runner" / "bin" / "python")
@@ -240,14 +241,12 @@ def test_csv_and_tfrecord_give_the_same_scores(converted, tmp_path):
     csv_ev = reply.data["evaluation"]
     assert csv_ev["data"]["rows"] == 40 and csv_ev["metrics"] == ["accuracy", "top5"]
     assert "agreement" not in csv_ev and csv_ev["models"][0]["backend"] == "onnxruntime"
-    # TFRecord through the path used without the job engine: prepare, then the worker waited on
-    work = tmp_path / "w"
-    work.mkdir()
-    spec = jobspec.prepare({"model": str(converted["onnx"]), "mode": "evaluate",
-                            "data": str(tmp_path / "test.tfrecord"), "metrics": "acc,top-5"},
-                           work, RUNNER)
-    assert spec["data"] == "inputs/test.tfrecord" and spec["source"]["kind"] == "onnx"
-    report = jobspec.run_foreground(work, RUNNER)
+    # TFRecord through a job run to its end from a script (runners/model_run.py)
+    job, report = run_model_job("evaluate", {"model": str(converted["onnx"]),
+                                             "data": str(tmp_path / "test.tfrecord"),
+                                             "metrics": "acc,top-5"}, RUNNER,
+                                home=tmp_path / "home")
+    assert job.spec["data"] == "inputs/test.tfrecord" and job.spec["source"]["kind"] == "onnx"
     assert report["status"] == "succeeded", report
     tf_ev = report["evaluation"]
     assert tf_ev["data"] == {"file": "test.tfrecord", "format": "tfrecord", "rows": 40}

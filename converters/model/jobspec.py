@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import secrets
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from converters.model import benchmark, intake, tensorrt, validate
 from converters.model.errors import BadInput, BadOption, RunnerMissing
@@ -215,36 +214,6 @@ def _evaluation(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
 
 def worker_command(runner_python: str | Path) -> list[str]:
     return [str(runner_python), "-m", "converters.model.worker", SPEC_FILE]
-
-
-def worker_env(workdir: Path, runner_python: str | Path,
-               extra: dict[str, str] | None = None) -> dict[str, str]:
-    """A clean environment: the runner first on PATH, the repo importable, nothing of the bot
-    (tokens, config) passed on."""
-    env = {"PATH": f"{Path(runner_python).parent}:/usr/local/bin:/usr/bin:/bin",
-           "HOME": str(workdir / ".home"), "PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1",
-           "TF_CPP_MIN_LOG_LEVEL": "2", "LANG": "C.UTF-8", "MPLBACKEND": "Agg"}
-    for key in ("TMPDIR",):
-        if key in os.environ:
-            env[key] = os.environ[key]
-    env.update(extra or {})
-    return env
-
-
-def run_foreground(workdir: Path, runner_python: str | Path,
-                   progress: Callable[[str, int | None, int | None], None] | None = None,
-                   timeout: float | None = None) -> dict[str, Any]:
-    """Run the worker in a subprocess and wait: the path used without the job engine."""
-    log = open(workdir / "worker.log", "w")
-    with log, subprocess.Popen(worker_command(runner_python), cwd=workdir,
-                               env=worker_env(workdir, runner_python), text=True,
-                               stdout=subprocess.PIPE, stderr=log) as proc:
-        for line in proc.stdout:
-            msg = parse_progress(line)
-            if msg and progress:
-                progress(*msg)
-        proc.wait(timeout)
-    return load_report(workdir)
 
 
 def parse_progress(line: str) -> tuple[str, int | None, int | None] | None:
