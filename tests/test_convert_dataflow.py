@@ -253,3 +253,24 @@ def test_other_files_in_the_chiefs_folder_are_not_its_files(target):
     code = convert(source, target, "s.py").code
     assert f'{SYNC[target]}(data_dir + "/*.png")' not in code
     assert f'{SYNC[target]}(f"{{data_dir}}/w-*.h5")\nweights =' in code
+
+
+def test_a_loss_object_made_by_a_factory_is_a_loss_object():
+    source = '''import tensorflow as tf
+def make_loss():
+    return tf.keras.losses.MeanSquaredError()
+loss_fn = make_loss()
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+opt = tf.keras.optimizers.SGD(0.1)
+@tf.function
+def step(a, b):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(b, model(a))
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+for a, b in ds:
+    step(a, b)
+'''
+    code = convert(source, "tf-distribute", "f.py").code
+    assert "MeanSquaredError(reduction=tf.keras.losses.Reduction.NONE)" in code
+    assert "loss = tf.nn.compute_average_loss(loss)" in code

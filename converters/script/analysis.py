@@ -253,6 +253,10 @@ class _Visitor(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return):
         if self.funcs and node.value is not None:
             self.funcs[-1]["returns"] = True
+            if isinstance(node.value, ast.Call):  # a loss factory: def make_loss(): return X()
+                q = self.q(node.value.func)
+                if q and q.startswith(T.LOSS_PREFIX) and q.split(".")[-1][:1].isupper():
+                    self.funcs[-1]["returns_loss"] = True
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign):
@@ -400,6 +404,10 @@ def analyze(source: str | ast.AST) -> Analysis:
                 a.builders.add(f["name"])
                 changed = True
     a.step_functions = {f["name"] for f in funcs if f["tape"]}
+    # Names assigned from a loss factory of the script hold loss objects too.
+    factories = {f["name"] for f in funcs if f.get("returns_loss")}
+    a.loss_object_names |= {name for name, callees in a.assigned_from.items()
+                            if factories & set(callees)}
     a.eager_step_functions = {f["name"] for f in funcs if f["tape"] and not f["compiled"]}
     if "custom_loop" in a.styles and "custom_loop:training" not in a.evidence:
         a.styles.remove("custom_loop")  # a tape without apply_gradients is not training

@@ -52,6 +52,12 @@ class ChiefReads(BlockRule):
                      if isinstance(s, (cst.SimpleStatementLine, cst.BaseCompoundStatement))), None)
 
     def leave_Call(self, original, updated):
+        if self.q(original.func) in T.DATA_WRITERS and \
+                tuple(self.ctx.positions.get(original, (0, -1))) not in self.writers:
+            self.note(original, f"every worker writes this file alike: open it in a 'with' block "
+                                f"so tfdesk can give it to {self.who} (and the others read "
+                                f"{self.who}'s copy), or write it on {self.who} only by hand",
+                      "warning")
         func = original.func
         callee = func.attr.value if isinstance(func, cst.Attribute) else \
             (func.value if isinstance(func, cst.Name) else "")
