@@ -251,6 +251,7 @@ class Engine(Observing):
         if job.active:
             self._catch_up(job)
         shutil.rmtree(job.workdir, ignore_errors=True)
+        shutil.rmtree(paths(Path(job.workdir))["records"], ignore_errors=True)  # tfdesk's own
         self.store.delete(job_id)
         self._readers.pop(job_id, None)
         self._publish(Event(job_id, "info", "deleted", {"deleted": True}, time.time()))

@@ -2,8 +2,12 @@
 outside the folder fails the job (its sandbox); a job that saved no model says so."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from jobs_helpers import make_engine, write
+
+from runners.local import paths
 
 from runners.saves import save_targets
 
@@ -49,6 +53,10 @@ def test_tool_caches_are_not_artifacts_and_nothing_is_saved_outside(home, tmp_pa
         assert job.state == "failed" and "FileNotFoundError" in job.reason, job.reason
         assert not outside.exists()
         assert all(not a["path"].startswith("/") for a in eng.artifacts(job.id))
+        records = paths(Path(job.workdir))["records"]
+        assert (records / "job.log").is_file() and not (Path(job.workdir) / "job.log").exists()
+        eng.delete(job.id)  # the job's folder and tfdesk's record of it both go
+        assert not Path(job.workdir).exists() and not records.exists()
     finally:
         eng.close()
 
