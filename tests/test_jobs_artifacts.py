@@ -8,7 +8,6 @@ import pytest
 from jobs_helpers import make_engine, write
 
 from runners.local import paths
-
 from runners.saves import save_targets
 
 SAVES = """
