@@ -243,3 +243,27 @@ def test_model_runs_without_figures_leave_the_pending_list(tmp_path):
     pending = {r[0] for r in conn.execute(
         "SELECT job_id FROM tracked_runs WHERE figures_done = 0")}
     assert pending == {waiting}  # still queued: its figures may come
+
+
+@pytest.mark.parametrize("env, rank", [
+    ({}, 0), ({"HOROVOD_RANK": "1"}, 1), ({"HOROVOD_RANK": "0"}, 0),
+    ({"OMPI_COMM_WORLD_RANK": "3"}, 3),
+    ({"TF_CONFIG": '{"cluster": {"worker": ["a", "b"]}, "task": {"type": "worker", "index": 1}}'}, 1),
+    ({"TF_CONFIG": '{"cluster": {"worker": ["a", "b"]}, "task": {"type": "worker", "index": 0}}'}, 0),
+    ({"TF_CONFIG": '{"cluster": {"chief": ["c"], "worker": ["a"]}, "task": {"type": "worker", "index": 0}}'}, 1),
+    ({"TF_CONFIG": '{"cluster": {"chief": ["c"], "worker": ["a"]}, "task": {"type": "chief", "index": 0}}'}, 0),
+    ({"TF_CONFIG": "not json"}, 0),
+])
+def test_only_the_first_worker_reports(env, rank):
+    """The callback is added in rank 0 only (Horovod's or tf.distribute's), in a fresh
+    interpreter as a job starts."""
+    import json as _json
+    import os
+    import subprocess
+    hook = Path(tracking.__file__).with_name("tracking_hook")
+    code = "import tfdesk_track, sys; print(tfdesk_track.rank())"
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("HOROVOD_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "TF_CONFIG")}
+    out = subprocess.run([sys.executable, "-c", code], env={**clean, **env, "PYTHONPATH": str(hook)},
+                         capture_output=True, text=True, timeout=60)
+    assert _json.loads(out.stdout.strip().splitlines()[-1]) == rank, out.stderr

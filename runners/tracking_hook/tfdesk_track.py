@@ -138,8 +138,29 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
+def rank() -> int:
+    """This process's worker rank: Horovod's (gloo or MPI), else tf.distribute's TF_CONFIG
+    task index; 0 for a single process."""
+    for key in ("HOROVOD_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    try:
+        task = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task") or {}
+        return int(task.get("index", 0)) if task.get("type", "worker") in ("worker", "chief") \
+            and not (task.get("type") == "worker" and _has_chief()) else 1
+    except (ValueError, TypeError, AttributeError):
+        return 0
+
+
+def _has_chief() -> bool:
+    cluster = json.loads(os.environ.get("TF_CONFIG") or "{}").get("cluster") or {}
+    return bool(cluster.get("chief"))
+
+
 def install() -> None:
-    if os.environ.get("TFDESK_TRACK", "1") == "0":
+    """Wrap ``fit`` in the first worker only: the others' figures are the same run's, and
+    tfdesk reads rank 0 alone."""
+    if os.environ.get("TFDESK_TRACK", "1") == "0" or rank() != 0:
         return
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
