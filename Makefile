@@ -53,6 +53,8 @@ test-quick: venv
 bench: venv runner-env
 	$(PY) benchmarks/kb_search.py
 	$(PY) benchmarks/catalog.py
+	$(PY) benchmarks/web_runs.py
+	$(PY) benchmarks/tracking_overhead.py
 	$(PY) benchmarks/jobs.py
 	$(PY) benchmarks/site_build.py
 	$(PY) benchmarks/slack.py
