@@ -18,6 +18,19 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
+def _hvd_shard_arrays(data):
+    # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
+    # number of samples, so all ranks run the same number of steps); datasets pass through.
+    if isinstance(data, dict):
+        return {key: _hvd_shard_arrays(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_hvd_shard_arrays(value) for value in data)
+    if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
+        return data
+    end = len(data) // hvd.size() * hvd.size()
+    return data[hvd.rank():end:hvd.size()]
+
+
 def _hvd_sync_from_rank0(path):
     # rank 0 alone wrote the files at this path (checkpoints, logs, saves, data files): every
     # worker waits here until rank 0 is done, and the others get rank 0's files at the same
@@ -90,7 +103,7 @@ model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(learni
 path_checkpoint = "best.weights.h5"
 checkpoint = tf.keras.callbacks.ModelCheckpoint(path_checkpoint, save_best_only=True,
                                                 save_weights_only=True)
-model.fit(dataset, validation_data=val_dataset, epochs=3, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()] + ([checkpoint] if hvd.rank() == 0 else []), verbose=1 if hvd.rank() == 0 else 0)
+model.fit(_hvd_shard_arrays(dataset), validation_data=val_dataset, epochs=3, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()] + ([checkpoint] if hvd.rank() == 0 else []), verbose=1 if hvd.rank() == 0 else 0)
 _hvd_sync_from_rank0(path_checkpoint)
 model.load_weights(path_checkpoint)
 if hvd.rank() == 0:

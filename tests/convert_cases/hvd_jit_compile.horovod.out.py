@@ -18,6 +18,19 @@ if hasattr(tf.keras, "ops") or getattr(tf.keras, "__version__", "2.")[:2] != "2.
                      "TF_USE_LEGACY_KERAS=1); Keras 3 is installed")
 
 
+def _hvd_shard_arrays(data):
+    # Horovod: each rank trains on its own 1/size of in-memory arrays (every rank the same
+    # number of samples, so all ranks run the same number of steps); datasets pass through.
+    if isinstance(data, dict):
+        return {key: _hvd_shard_arrays(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return type(data)(_hvd_shard_arrays(value) for value in data)
+    if isinstance(data, tf.data.Dataset) or not hasattr(data, "shape") or not hasattr(data, "__len__"):
+        return data
+    end = len(data) // hvd.size() * hvd.size()
+    return data[hvd.rank():end:hvd.size()]
+
+
 class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
     # Horovod: rank 0's weights and optimizer state go to every rank after the first batch, as
     # hvd.callbacks.BroadcastGlobalVariablesCallback(0) does; but only real variables: lookup
@@ -39,7 +52,7 @@ class _HvdBroadcastVariables(tf.keras.callbacks.Callback):
 
 model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
 model.compile(optimizer=hvd.DistributedOptimizer(tf.keras.optimizers.Adam(0.001 * hvd.size())), loss="mse", jit_compile=False)
-model.fit(dataset, epochs=2, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
+model.fit(_hvd_shard_arrays(dataset), epochs=2, callbacks=[_HvdBroadcastVariables(), hvd.callbacks.MetricAverageCallback()], verbose=1 if hvd.rank() == 0 else 0)
 
 
 @tf.function(jit_compile=False)

@@ -9,13 +9,33 @@ from __future__ import annotations
 import libcst as cst
 
 from converters.script import tables as T
-from converters.script.names import add_kwarg, call, code, expr, find_arg, replace_arg
+from converters.script.names import add_kwarg, call, code, dotted, expr, find_arg, replace_arg
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.callbacks import is_fit
+from converters.script.transforms.tfd_io import DATASET_METHODS
 
 
 class ShardArrays(RuleTransform):
-    """fit(x, y, ...) with in-memory arrays: each rank trains on its own 1/size of them."""
+    """fit(x, y, ...) with in-memory arrays: each rank trains on its own 1/size of them. A
+    ``fit(data)`` without y may be a dict of arrays as well as a dataset: unless the data is
+    surely a dataset (built here, sharded where it is built), _hvd_shard_arrays decides when
+    the script runs (datasets and generators pass through)."""
+
+    def __init__(self, ctx, rule_id=""):
+        super().__init__(ctx, rule_id)
+        self.datasets: set[str] = set()
+
+    def _dataset(self, value) -> bool:
+        if isinstance(value, cst.Call):
+            q = self.q(value.func) or ""
+            return q.startswith("tf.data.") or q in T.DATASET_BUILDERS or q in T.BATCHING_READERS \
+                or (isinstance(value.func, cst.Attribute) and value.func.attr.value in DATASET_METHODS) \
+                or dotted(value.func) in ("_hvd_shard", "_hvd_unsharded")
+        return dotted(value) in self.datasets
+
+    def visit_Assign(self, node):
+        if self._dataset(node.value):
+            self.datasets.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
 
     def leave_Call(self, original, updated):
         if not is_fit(updated, self.a):
@@ -23,8 +43,8 @@ class ShardArrays(RuleTransform):
         x = find_arg(updated, "x", 0)
         y = find_arg(updated, "y", 1)
         batch = find_arg(updated, "batch_size", None)
-        if x is None or (y is None and batch is None):
-            return updated  # a dataset or generator (no y, no batch_size): sharded where built
+        if x is None or (y is None and batch is None and self._dataset(x[1].value)):
+            return updated  # a dataset: sharded where built
         if "_hvd_shard_arrays" in code(x[1].value):
             return updated
         self.ctx.helpers.add("shard")
@@ -32,7 +52,9 @@ class ShardArrays(RuleTransform):
             if found is not None:
                 updated = replace_arg(updated, found[0], call("_hvd_shard_arrays", found[1].value))
         per = code(batch[1].value).strip() if batch else "32 (Keras's default)"
-        self.note(original, f"arrays given to fit() are split by rank (_hvd_shard_arrays: every rank "
+        what = "arrays given to fit() are" if y is not None or batch is not None else \
+            "what fit() is given is, when it holds arrays (a dict of them),"
+        self.note(original, f"{what} split by rank (_hvd_shard_arrays: every rank "
                             f"the same number of samples, datasets pass through); the batch of "
                             f"one worker is {per}, the global batch {self.ctx.size} times that")
         return updated
