@@ -8,6 +8,7 @@ about a job (plan, log, exit record, charts) live in the record folder, which no
 No sandbox, no local job: unless the operator sets ``[runner] unsandboxed = true``."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -95,17 +96,24 @@ class LocalBackend:
         self.user, why_user = isolation.resolve_user(user)
         self.sandbox: sandbox.Sandbox | None = None
         self.refusal: str | None = None  # why local jobs are refused (None: they run)
+        userns = ""
         try:
             box = sandbox.Sandbox(sandbox.identity(self.user), self.limits, network,
                                   str(settings.get("bwrap") or sandbox.BWRAP))
             problem = sandbox.probe(box)
+            if problem and os.geteuid() == 0:  # unprivileged user namespaces may be off
+                fallback = dataclasses.replace(box, userns=False)
+                if sandbox.probe(fallback) is None:
+                    box, problem = fallback, None
+                    userns = ", without a user namespace of its own (unprivileged user " \
+                             "namespaces are off on this machine)"
         except JobError as exc:
             box, problem = None, f"{why_user}: {exc}"
         me = isolation.pwd.getpwuid(os.geteuid()).pw_name
         if problem is None:
             self.sandbox = box
             self.user_note = (f"local jobs run in a bubblewrap sandbox as {box.identity.name} "
-                              f"(uid {box.identity.uid}), network {network}")
+                              f"(uid {box.identity.uid}), network {network}{userns}")
         elif self.unsandboxed:
             self.user_note = (f"local jobs run UNSANDBOXED as {me} ([runner] unsandboxed = "
                               f"true): a job can read and change everything {me} can "

@@ -12,8 +12,9 @@ What a job sees and may do, enforced here and nowhere else:
   tfdesk's home (state database, config), other jobs, uploads and outputs are not mounted;
 - an unprivileged uid: when tfdesk is root, bubblewrap runs as root only to build the
   namespaces and ``setpriv`` drops to the job user (no capabilities, no new privileges)
-  before the job's first instruction; otherwise bubblewrap runs unprivileged in a user
-  namespace as tfdesk's own user, with further user namespaces disabled;
+  before the job's first instruction, and a second, unprivileged bubblewrap gives the job its
+  own user namespace with further ones disabled; otherwise bubblewrap runs unprivileged in a
+  user namespace as tfdesk's own user, with further user namespaces disabled;
 - rlimits (:class:`Limits`): CPU time, address space, processes, file size, open files. The
   supervisor (supervise.py) adds the wall clock, the job folder's size and the output cap.
 
@@ -124,6 +125,10 @@ class Sandbox:
     limits: Limits
     network: str = "none"
     bwrap: str = BWRAP
+    # Under a root tfdesk: after dropping to the job user, a second, unprivileged bubblewrap
+    # puts the job in its own user namespace and disables further ones (where the kernel lets
+    # unprivileged users make user namespaces; see LocalBackend).
+    userns: bool = True
 
     def wrap(self, workdir: Path, programs: list[str], code: list[Path],
              files: dict[str, Path] | None = None) -> list[str]:
@@ -160,6 +165,9 @@ class Sandbox:
             argv += [SETPRIV, "--reuid", str(self.identity.uid), "--regid",
                      str(self.identity.gid), "--clear-groups", "--inh-caps=-all",
                      "--bounding-set=-all", "--no-new-privs", "--"]
+            if self.userns:  # the same view, in a user namespace that can make no other
+                argv += [self.bwrap, "--unshare-user", "--disable-userns", "--die-with-parent",
+                         "--dev-bind", "/", "/", "--chdir", str(workdir), "--"]
         return argv
 
     def hand_over(self, workdir: Path) -> None:

@@ -103,6 +103,9 @@ try:
     report["allocated"] = len(big)
 except MemoryError:
     report["allocated"] = 0
+report["own_userns"] = open("/proc/self/uid_map").read().split() != ["0", "0", "4294967295"]
+import ctypes  # a user namespace of its own making would give it capabilities there
+report["made_userns"] = ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0
 print("PROBE " + json.dumps(report), flush=True)
 os.kill(-1, signal.SIGKILL)  # everything it may signal: its own sandbox, nothing else
 '''
@@ -184,6 +187,7 @@ def test_hostile_job_is_contained(tmp_path, monkeypatch):
         assert report["pids_seen"] <= 3  # its sandbox: the sandbox's init, itself
         assert report["fork_stopped"] == "BlockingIOError" and report["forked"] < 256
         assert report["allocated"] == 0
+        assert report["own_userns"] and not report["made_userns"]
         assert done[probe.id].state == "failed"  # it killed itself at the end
         # Its links are not followed: no artifact leads out of its folder.
         arts = engine.artifacts(probe.id)
