@@ -55,6 +55,8 @@ def distributed(a: Analysis, target: str, filename: str, probe: Probe | None) ->
     """A script that distributes itself with tf.distribute, converted to Horovod."""
     if not (target == "horovod" and a.already_distributed == "tf.distribute"):
         return
+    if a.keras == "keras3":  # the deeper reason: taking the strategy out would not help
+        _horovod(a, filename, probe)
     line = a.distributed_line or 1
     strategy = a.strategy_class or "a tf.distribute strategy"
     if strategy in T.SINGLE_MACHINE_STRATEGIES:
