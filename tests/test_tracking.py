@@ -267,3 +267,40 @@ def test_only_the_first_worker_reports(env, rank):
     out = subprocess.run([sys.executable, "-c", code], env={**clean, **env, "PYTHONPATH": str(hook)},
                          capture_output=True, text=True, timeout=60)
     assert _json.loads(out.stdout.strip().splitlines()[-1]) == rank, out.stderr
+
+
+TB_LOOP = """
+import tensorflow as tf
+w = tf.summary.create_file_writer("logs/train")
+v = tf.Variable(3.0)
+opt = tf.keras.optimizers.SGD(0.1)
+with w.as_default():
+    for step in range(1, 31):
+        with tf.GradientTape() as t:
+            loss = (v - 1.0) ** 2
+        opt.apply_gradients([(t.gradient(loss, v), v)])
+        tf.summary.scalar("loss", loss, step=step)
+w.flush()
+"""
+
+
+@pytest.mark.slow
+def test_a_custom_loop_is_tracked_from_its_tensorboard_summaries(tmp_path):
+    """No fit: the hook reads the script's event files at its exit with TensorBoard's reader
+    (in the job, as the job's user), and every scalar becomes a step metric."""
+    from tests.jobs_helpers import make_engine
+    runner = RUNNERS["keras2"]
+    if not runner.exists():
+        pytest.skip(f"needs {runner} (make runner-env)")
+    script = tmp_path / "loop.py"
+    script.write_text(textwrap.dedent(TB_LOOP))
+    engine = make_engine(tmp_path, python=runner)
+    try:
+        job = engine.wait(engine.submit("train", {"script_path": str(script)}).id, timeout=240)
+        assert job.state == "succeeded", engine.read_log(job.id)
+    finally:
+        engine.close()
+    conn = tracking.open_tracking(tmp_path / "state.sqlite")
+    loss = run_list.curves(conn, job.id)["step"]["loss"]
+    assert [s for s, _ in loss] == list(range(1, 31))
+    assert loss[0][1] == pytest.approx(4.0) and loss[-1][1] < 0.01  # (3 - 1)^2, converging

@@ -9,10 +9,14 @@ already reads (rank 0 only):
     TFDESK_STEP {"step": 120, "loss": 0.43}                         every TFDESK_TRACK_EVERY steps
 
 Batch logs are read only on the steps that are printed, so a GPU is not synchronised on
-every step. Standard library only; ``TFDESK_TRACK=0`` turns it off.
+every step. A script that trains without ``fit`` (a custom loop) and writes TensorBoard
+summaries is read at its exit with TensorBoard's own reader, when the runner has it: each
+scalar becomes a ``TFDESK_STEP`` line at its step. Standard library only otherwise;
+``TFDESK_TRACK=0`` turns it all off.
 """
 from __future__ import annotations
 
+import atexit
 import importlib.abc
 import json
 import math
@@ -30,6 +34,9 @@ TARGETS = {
 }
 CALLBACKS_ARG = 5  # fit(x, y, batch_size, epochs, verbose, callbacks, ...)
 MARK = "_tfdesk_tracked"
+FIT_RAN: list[bool] = []
+MAX_EVENT_FILES = 50
+MAX_STEPS = 5000  # steps printed from event files (evenly thinned beyond)
 
 
 def _floats(logs) -> dict:
@@ -83,6 +90,7 @@ def _wrap(cls, callbacks_module: str) -> None:
     made: dict = {}
 
     def tracked_fit(self, *args, **kwargs):
+        FIT_RAN.append(True)
         if "tracker" not in made:
             base = getattr(importlib.import_module(callbacks_module), "Callback")
             made["tracker"] = callback_class(base)
@@ -164,3 +172,53 @@ def install() -> None:
         return
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+        atexit.register(_summaries_at_exit)
+
+
+def _event_dirs(root: str) -> list[str]:
+    found = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        if any(f.startswith("events.out.tfevents.") for f in filenames):
+            found.add(dirpath)
+        if len(found) >= MAX_EVENT_FILES:
+            break
+    return sorted(found)
+
+
+def _summaries_at_exit() -> None:
+    """A custom loop's TensorBoard scalars, read with TensorBoard's reader (no fit ran)."""
+    if FIT_RAN:
+        return
+    try:
+        dirs = _event_dirs(os.getcwd())
+        if not dirs:
+            return
+        from tensorboard.backend.event_processing import event_accumulator as ea
+        from tensorboard.util import tensor_util
+    except Exception:  # noqa: BLE001 - no TensorBoard in this runner: nothing to read
+        return
+    steps: dict[int, dict] = {}
+    for d in dirs:
+        try:
+            acc = ea.EventAccumulator(d, size_guidance={ea.SCALARS: 0, ea.TENSORS: 0})
+            acc.Reload()
+            rel = os.path.relpath(d, os.getcwd())
+            prefix = "" if len(dirs) == 1 else rel.replace(os.sep, "/") + "/"
+            for tag in acc.Tags().get("scalars", []):
+                for e in acc.Scalars(tag):
+                    steps.setdefault(int(e.step), {})[prefix + tag] = float(e.value)
+            for tag in acc.Tags().get("tensors", []):
+                for e in acc.Tensors(tag):
+                    value = tensor_util.make_ndarray(e.tensor_proto)
+                    if value.size == 1:
+                        steps.setdefault(int(e.step), {})[prefix + tag] = float(value.item())
+        except Exception:  # noqa: BLE001 - one unreadable folder leaves the others
+            continue
+    keys = sorted(steps)
+    if len(keys) > MAX_STEPS:
+        keys = keys[::-(-len(keys) // MAX_STEPS)]
+    for step in keys:
+        values = {k: v for k, v in steps[step].items() if math.isfinite(v)}
+        if values:
+            _emit("TFDESK_STEP", {"step": step, **values})
