@@ -211,6 +211,17 @@ def test_release_selector_shows_that_releases_signature(browser_site):
     page.locator("select.tfd-release-select").first.select_option(label="every release")
 
 
+def test_class_page_lists_its_members_beside_the_text(browser_site):
+    """The table of contents (Material's right sidebar) names every member: one click to fit."""
+    base, page, _ = browser_site
+    page.goto(base + "api/tf.keras.Model/", wait_until="load")
+    toc = page.locator('nav.md-nav--secondary a[href="#tf.keras.Model.fit"]')
+    assert toc.is_visible()
+    toc.click()
+    page.wait_for_url("**#tf.keras.Model.fit")
+    assert page.locator('[id="tf.keras.Model.fit"]').is_visible()
+
+
 def test_old_addresses_are_forwarded(browser_site):
     base, page, _ = browser_site
     page.goto(base + "api/tf.keras/#tf.keras.Model.fit", wait_until="load")

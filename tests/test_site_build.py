@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from html import unescape as html_unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -138,6 +139,25 @@ def test_links_printed_by_commands_resolve(built, line):
     assert found, f"{line}: printed no link into the site"
     for url in found:
         assert_resolves(site, url.rstrip(".,;"))
+
+
+def test_every_page_is_titled_by_its_symbol(built):
+    """One h1 per page and it is the page's own title: nothing in a docstring becomes it."""
+    ctx, site, _ = built
+    kb = KB(ctx.config.kb_path)
+    for (name,) in kb.db.execute("SELECT name FROM symbols"):
+        path = kb.site_path(kb.symbol(name))
+        if "#" in path:
+            continue
+        html = (site / path / "index.html").read_text()
+        h1 = re.findall(r"<h1[^>]*>(.*?)</h1>", html, re.S)
+        assert len(h1) == 1 and html_unescape(re.sub(r"<[^>]+>", "", h1[0]).strip()) == \
+            name, (name, h1)
+    relu = (site / "api" / "tf.nn.relu" / "index.html").read_text()
+    assert '<a href="https://example.test/relu">the paper</a>' in relu
+    assert '<a href="https://example.test/notes">notes</a>' in relu
+    assert "pylint" not in relu and not re.search(r'<img[^>]+src="(https?:)?//', relu)
+    assert '<a class="tfd-image" href="https://images.example.test/relu.png">' in relu
 
 
 def test_nasty_input_does_not_break_the_page(built):

@@ -62,8 +62,9 @@ def badge(text: str, kind: str, title: str = "") -> str:
 
 
 def front_matter(title: str, **meta) -> str:
-    # JSON strings are valid YAML scalars: odd titles cannot break the front matter.
-    lines = [f"title: {json.dumps(title)}"]
+    # JSON strings are valid YAML scalars: odd titles cannot break the front matter. The theme
+    # writes the title into the page unescaped (h1, <title>, nav): escape it here.
+    lines = [f"title: {json.dumps(html.escape(title, quote=False))}"]
     for key, value in meta.items():
         lines.append(f"{key}: {json.dumps(value)}")
     return "---\n" + "\n".join(lines) + "\n---\n\n"

@@ -35,11 +35,14 @@
   function squash(s) { return s.replace(/[\s_]+/g, ""); }
   function lastPart(s) { return s.slice(s.lastIndexOf(".") + 1); }
   function dots(s) { return (s.match(/\./g) || []).length; }
-  // tails("tf.nn.softmax") = [, "nn.softmax", "tf.nn.softmax"] (index: dots in the tail).
-  function tails(s) {
-    var out = [], parts = s.split(".");
-    for (var k = 1; k < parts.length; k++) out[k] = parts.slice(-k - 1).join(".");
-    return out;
+  // Where the last k + 1 dotted parts of s start (-1: s has fewer); no string is made.
+  function tailStart(s, k) {
+    var p = s.length;
+    for (var i = 0; i <= k; i++) {
+      p = s.lastIndexOf(".", p - 1);
+      if (p < 0) return i === k ? 0 : -1;
+    }
+    return p + 1;
   }
 
   // Damerau-Levenshtein (adjacent swaps count once), giving up past ``max``. Rows are
@@ -80,8 +83,7 @@
       names.forEach(function (n) {
         n.lower = n.name.toLowerCase();
         n.last = lastPart(n.lower);
-        n.sq = squash(n.last);
-        n.tails = tails(n.lower);
+        n.sq = n.last.indexOf("_") < 0 ? n.last : squash(n.last);
         n.adjust = -ADJ.perDot * Math.max(0, dots(n.name) - 1) - (n.tf1 ? ADJ.tf1 : 0);
       });
       var text = (row[E.TEXT] || "").toLowerCase();
@@ -111,15 +113,15 @@
     if (l.endsWith(qdot)) return TIER.tail;
     if (qsq.length > 2 && n.sq === qsq) return TIER.squash;
     if (maxTypo) {
-      var target = qdots ? n.tails[qdots] : n.last;
-      if (target && Math.abs(target.length - ql.length) <= maxTypo) {
-        var d = distance(ql, target, maxTypo);
+      var start = qdots ? tailStart(l, qdots) : l.length - n.last.length;
+      if (start >= 0 && Math.abs(l.length - start - ql.length) <= maxTypo) {
+        var d = distance(ql, start ? l.slice(start) : l, maxTypo);
         if (d <= maxTypo) return TIER.typo - ADJ.typoStep * (d - 1);
       }
     }
     if (n.last.lastIndexOf(ql, 0) === 0 || (qdots && l.indexOf("." + ql) >= 0))
       return TIER.prefix;
-    if (l.indexOf(ql) >= 0) return TIER.part;
+    if (ql.length >= 3 && l.indexOf(ql) >= 0) return TIER.part;
     return 0;
   }
 
@@ -136,6 +138,20 @@
     if (state.indexOf("removed") === 0 || state.indexOf("last in") === 0) s -= ADJ.removed;
     if (state === "deprecated") s -= ADJ.deprecated;
     return s;
+  }
+
+  function better(a, b) {
+    return a.score - b.score || b.entry.row[E.NAME].length - a.entry.row[E.NAME].length;
+  }
+
+  // Insert ``r`` into the best-first list ``out`` of at most ``limit`` results (no sort of
+  // every match: a short query matches thousands of names).
+  function keep(out, r, limit) {
+    if (out.length === limit && better(r, out[limit - 1]) <= 0) return;
+    var i = out.length;
+    while (i > 0 && better(r, out[i - 1]) > 0) i--;
+    out.splice(i, 0, r);
+    if (out.length > limit) out.pop();
   }
 
   // Results for ``query``: [{entry, score, matched (the name that matched), why, url}].
@@ -168,13 +184,9 @@
         bestScore = TIER.words + entry.adjust + names[0].adjust;
         best = { n: names[0], tier: TIER.words, why: "words" };
       }
-      if (best) out.push({ entry: entry, score: bestScore, matched: best.n, why: best.why,
-                           tier: best.tier });
+      if (best) keep(out, { entry: entry, score: bestScore, matched: best.n, why: best.why,
+                            tier: best.tier }, limit || 10);
     }
-    out.sort(function (a, b) {
-      return b.score - a.score || a.entry.row[E.NAME].length - b.entry.row[E.NAME].length;
-    });
-    out = out.slice(0, limit || 10);
     out.forEach(function (r) {
       var row = r.entry.row, m = r.matched;
       // A name typed in full opens that name's own page; anything else, the entry's.
@@ -263,16 +275,22 @@
     var source = header.querySelector(".md-header__source");
     header.insertBefore(form, source);
 
-    var pending = 0;
+    var scheduled = false;
     function update() {
-      var q = input.value;
-      var ticket = ++pending;
-      if (!q.trim()) { list.hidden = true; return; }
+      // Keystrokes that arrive while the index loads or a search runs are answered once,
+      // with the box's text at that time.
+      if (scheduled) return;
+      scheduled = true;
       load(base).then(function (prepared) {
-        if (ticket !== pending) return;  // a newer keystroke answers instead
-        render(list, rank(prepared, q, 10), base, q);
-        list.hidden = false;
+        setTimeout(function () {
+          scheduled = false;
+          var q = input.value;
+          if (!q.trim()) { list.hidden = true; return; }
+          render(list, rank(prepared, q, 10), base, q);
+          list.hidden = false;
+        }, 0);
       }, function (err) {
+        scheduled = false;
         list.textContent = "";
         list.appendChild(el("p", "tfd-search-none", String(err.message || err)));
         list.hidden = false;
