@@ -17,6 +17,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -93,13 +94,44 @@ class LocalBackend:
         if network not in sandbox.NETWORKS:
             raise JobError(f"[runner] network must be one of {', '.join(sandbox.NETWORKS)}, "
                            f"not {network!r}")
-        self.user, why_user = isolation.resolve_user(user)
-        self.sandbox: sandbox.Sandbox | None = None
-        self.refusal: str | None = None  # why local jobs are refused (None: they run)
-        userns = ""
+        self._user_setting, self._network = user, network
+        self._bwrap = str(settings.get("bwrap") or sandbox.BWRAP)
+        self._lock = threading.Lock()
+        self._ready = False
+
+    # How jobs run here, worked out once, when first needed (a read-only command never
+    # builds a test sandbox): sandbox, refusal (why local jobs are refused, or None),
+    # user_note (the sentence said at start).
+    @property
+    def sandbox(self) -> sandbox.Sandbox | None:
+        return self._setup()[0]
+
+    @property
+    def refusal(self) -> str | None:
+        return self._setup()[1]
+
+    @property
+    def user_note(self) -> str:
+        return self._setup()[2]
+
+    @property
+    def user(self) -> isolation.JobUser | None:
+        """The job user a root tfdesk drops to (None when tfdesk is not root)."""
+        self._setup()
+        return self._user
+
+    def _setup(self) -> tuple[sandbox.Sandbox | None, str | None, str]:
+        with self._lock:
+            if not self._ready:
+                self._state = self._build()
+                self._ready = True
+            return self._state
+
+    def _build(self) -> tuple[sandbox.Sandbox | None, str | None, str]:
+        self._user, why_user = isolation.resolve_user(self._user_setting)
+        network, userns = self._network, ""
         try:
-            box = sandbox.Sandbox(sandbox.identity(self.user), self.limits, network,
-                                  str(settings.get("bwrap") or sandbox.BWRAP))
+            box = sandbox.Sandbox(sandbox.identity(self._user), self.limits, network, self._bwrap)
             problem = sandbox.probe(box)
             if problem and os.geteuid() == 0:  # unprivileged user namespaces may be off
                 fallback = dataclasses.replace(box, userns=False)
@@ -111,18 +143,16 @@ class LocalBackend:
             box, problem = None, f"{why_user}: {exc}"
         me = isolation.pwd.getpwuid(os.geteuid()).pw_name
         if problem is None:
-            self.sandbox = box
-            self.user_note = (f"local jobs run in a bubblewrap sandbox as {box.identity.name} "
-                              f"(uid {box.identity.uid}), network {network}{userns}")
-        elif self.unsandboxed:
-            self.user_note = (f"local jobs run UNSANDBOXED as {me} ([runner] unsandboxed = "
-                              f"true): a job can read and change everything {me} can "
-                              f"(the sandbox is unavailable: {problem})")
-        else:
-            self.refusal = (f"local jobs are refused: no sandbox can be built here ({problem}); "
-                            "fix that, send jobs to Kubernetes, or accept running them "
-                            "unsandboxed with [runner] unsandboxed = true")
-            self.user_note = self.refusal
+            return box, None, (f"local jobs run in a bubblewrap sandbox as {box.identity.name} "
+                               f"(uid {box.identity.uid}), network {network}{userns}")
+        if self.unsandboxed:
+            return None, None, (f"local jobs run UNSANDBOXED as {me} ([runner] unsandboxed = "
+                                f"true): a job can read and change everything {me} can "
+                                f"(the sandbox is unavailable: {problem})")
+        refusal = (f"local jobs are refused: no sandbox can be built here ({problem}); fix "
+                   "that, send jobs to Kubernetes, or accept running them unsandboxed with "
+                   "[runner] unsandboxed = true")
+        return None, refusal, refusal
 
     def note_user(self) -> None:
         """Say how local jobs run, once per process: where jobs are really started (a
