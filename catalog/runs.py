@@ -265,8 +265,12 @@ def reconcile(conn: sqlite3.Connection, job_state: Callable[[str], tuple[str, st
             _finish(conn, run["id"], FAILED, why)
             out.append({"run": run["id"], "action": FAILED, "why": why})
             continue
-        step = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? AND state = ? "
-                            "ORDER BY idx LIMIT 1", (run["id"], RUNNING)).fetchone()
+        running = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? AND state = ? "
+                               "ORDER BY idx", (run["id"], RUNNING)).fetchall()
+        # A graph run has several steps running: one whose job goes on keeps it followable
+        # (following settles the others' ends); else the first running step decides.
+        step = next((s for s in running if _job_goes_on(s["job_id"], job_state)),
+                    running[0] if running else None)
         why = None
         if step is not None:
             job = step["job_id"]
@@ -290,6 +294,13 @@ def reconcile(conn: sqlite3.Connection, job_state: Callable[[str], tuple[str, st
                                          f"{why}")
         out.append({"run": run["id"], "action": FAILED, "why": why})
     return out
+
+
+def _job_goes_on(job: str | None, job_state) -> bool:
+    if not job or job.startswith("inline-"):
+        return False
+    got = job_state(job)
+    return got is not None and got[0] not in ("failed", "cancelled", "lost")
 
 
 def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,

@@ -156,3 +156,34 @@ def test_retries_beyond_five_are_refused(tmp_path):
     with pytest.raises(InvalidInput):
         pipelines.add(conn, "bad", yaml.safe_dump(
             {"steps": [{"name": "a", "kind": "train", "retries": 9}]}), "ana")
+
+
+def test_a_graph_run_with_one_live_job_is_followed_after_a_crash(tmp_path):
+    """tfdesk stopped while two steps ran: one job failed, one goes on. The run is followed
+    (not failed at once), and following it waits for the live one and ends the run failed."""
+    steps = [{"name": "a", "kind": "train", "with": {"script": "a.py"}, "after": []},
+             {"name": "b", "kind": "train", "with": {"script": "b.py"}, "after": []}]
+    conn = open_db(tmp_path / "state.sqlite")
+    pipelines.add(conn, "g", yaml.safe_dump({"steps": steps}), "ana")
+    run_id = pipeline_runs.start(conn, "g", "ana")
+    with conn:  # the state a crash leaves: running, its driver gone, both jobs submitted
+        conn.execute("UPDATE catalog_runs SET state = 'running', driver = NULL WHERE id = ?",
+                     (run_id,))
+        for name, job in (("a", "j-dead"), ("b", "j-live")):
+            conn.execute("UPDATE catalog_run_steps SET state = 'running', job_id = ? WHERE "
+                         "run_id = ? AND name = ?", (job, run_id, name))
+    jobs = {"j-dead": ("failed", "exit status 1"), "j-live": ("running", "")}
+    (action,) = pipeline_runs.reconcile(conn, jobs.get)
+    assert action["action"] == "follow" and "j-live" in action["why"]
+
+    class Ends:
+        def submit(self, *a):
+            raise AssertionError("nothing is submitted again")
+
+        def wait(self, job_id, timeout=None):
+            return StepOutcome("failed", error="exit status 1") if job_id == "j-dead" \
+                else StepOutcome("succeeded", {"value": "b"})
+
+    st_ = pipeline_runs.follow(conn, run_id, Ends())
+    states = {s["name"]: s["state"] for s in st_["steps"]}
+    assert st_["state"] == "failed" and states == {"a": "failed", "b": "succeeded"}
