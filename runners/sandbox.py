@@ -199,6 +199,13 @@ def _system_mounts(tmp: int) -> list[str]:
     for name in ETC:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
+    # NVIDIA GPUs, when the machine has them: their device nodes, and /sys read-only for the
+    # driver's topology queries (CUDA_VISIBLE_DEVICES still decides what a job uses).
+    gpus = sorted(str(p) for p in Path("/dev").glob("nvidia*") if not p.is_dir())
+    for dev in gpus:
+        argv += ["--dev-bind", dev, dev]
+    if gpus:
+        argv += ["--ro-bind", "/sys", "/sys"]
     for where in ("/tmp", "/dev/shm"):
         argv += ["--perms", "1777"] + (["--size", str(tmp)] if tmp else []) + ["--tmpfs", where]
     return argv
