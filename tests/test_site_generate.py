@@ -144,7 +144,8 @@ def test_badges_deprecation_and_history(kb, tmp_path):
     entry = page_of(tmp_path, "tf.nn.old_fn", kb)
     assert "2.4–2.5" in entry and "deprecated in 2.5" in entry and "removed in 2.6" in entry
     assert "Scheduled for removal after 2021-01-01" in entry
-    assert "<code>tf.nn.relu</code>" in entry  # instructions' `code` rendered as code
+    # The instructions are Markdown: `tf.nn.relu` is code and a link to its page.
+    assert '<a href="../tf.nn.relu/"><code>tf.nn.relu</code></a>' in entry
     soft = page_of(tmp_path, "tf.nn.softmax", kb)
     assert "softmax(logits, axis=-1, name=None)" in soft
     assert "signature changed" in soft and "../../changes/2.5/" in soft

@@ -122,7 +122,7 @@ def _module_page(data: SiteData, r: Renderer, docs_dir: Path, module: str,
         if self_sym["summary"]:
             blocks.append(f'<p class="tfd-summary">'
                           f'{r.inline(self_sym["summary"], linker(data, page))}</p>')
-        blocks += deprecation(data, self_sym, page)
+        blocks += deprecation(data, r, self_sym, page)
         body = doc_body(self_sym)
         if body:
             blocks.append(r.docstring(body, linker(data, page)))

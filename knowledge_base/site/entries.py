@@ -69,7 +69,7 @@ def linker(data: SiteData, page: str):
     return href
 
 
-def deprecation(data: SiteData, s: dict, page: str) -> list[str]:
+def deprecation(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
     dep = dict(s["deprecation"] or {})
     if s["deprecated_in"]:
         # The symbol row keeps the instructions; the date and arguments are in the event.
@@ -85,7 +85,7 @@ def deprecation(data: SiteData, s: dict, page: str) -> list[str]:
         return [f'<p class="tfd-replacement">Replaced by '
                 f'{symbol_link(data, replacement, page)}.</p>'] if replacement else []
     title = f'Deprecated in {esc(s["deprecated_in"])}' if s["deprecated_in"] else "Deprecated"
-    body = [f"<p>{esc_code(instructions)}</p>"] if instructions else []
+    body = [f"<p>{r.inline(instructions, linker(data, page))}</p>"] if instructions else []
     if dep and dep.get("args"):
         body.append("<p>Deprecated arguments: " + ", ".join(
             f"<code>{esc(a)}</code>" for a in dep["args"]) + "</p>")
@@ -180,7 +180,7 @@ def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
                      f'{esc(s["short"] + s["signature"])}</code></pre>')
     if s["summary"]:
         parts.append(f'<p class="tfd-summary">{r.inline(s["summary"], linker(data, page))}</p>')
-    parts += deprecation(data, s, page)
+    parts += deprecation(data, r, s, page)
     aliases = data.aliases.get(s["id"])
     if aliases:
         shown = aliases[:6]
