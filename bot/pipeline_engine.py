@@ -14,7 +14,7 @@ from typing import Any
 
 from catalog.executor import StepOutcome
 from converters.model.report import ModelReport, load_report
-from core.vocabulary import TERMINAL
+from core.vocabulary import TERMINAL, WAITING_GPU
 
 log = logging.getLogger(__name__)
 # Spec keys that are the catalog's context, not the job's input: they travel as job labels.
@@ -153,10 +153,10 @@ class EngineSteps:
             state, error = "failed", report.error_text
             if report.status == "validation_failed":
                 error += f"; see {job.workdir}/report.json"
-        elif state == "succeeded" and report is not None and report.status == "needs_gpu":
+        elif state == WAITING_GPU or (report is not None and report.status == "needs_gpu"):
+            # No engine yet: the step's model does not exist, so the run cannot go on.
             state = "failed"
-            error = "the TensorRT engine needs a GPU runner: " + \
-                str((report.needs_gpu or {}).get("message") or "none is configured")
+            error = job.reason or "the TensorRT engine needs a GPU runner"
         return StepOutcome(state, outputs, error=error, artifacts=arts,
                            results=results, tf_version=results.get("tf_version", ""))
 

@@ -16,18 +16,23 @@ MODEL_TARGETS = ("onnx", "tensorrt", "tf-trt")
 BACKENDS = ("local", "kubernetes")
 
 # Job states. "starting" is the short window between an engine claiming a queued job and its
-# process (or cluster object) existing.
+# process (or cluster object) existing. "waiting_gpu": the job's own work ended, but what it
+# was asked for (a TensorRT engine) needs a GPU runner; its hand-off says how. It holds no
+# slot and has registered nothing; it ends when the engine is built elsewhere, or is cancelled.
 QUEUED, STARTING, RUNNING = "queued", "starting", "running"
 SUCCEEDED, FAILED, CANCELLED, LOST = "succeeded", "failed", "cancelled", "lost"
-STATES = (QUEUED, STARTING, RUNNING, SUCCEEDED, FAILED, CANCELLED, LOST)
+WAITING_GPU = "waiting_gpu"
+STATES = (QUEUED, STARTING, RUNNING, WAITING_GPU, SUCCEEDED, FAILED, CANCELLED, LOST)
 ACTIVE = (QUEUED, STARTING, RUNNING)
-TERMINAL = (SUCCEEDED, FAILED, CANCELLED, LOST)
+# Ended here: nothing of the job runs on this machine any more.
+TERMINAL = (SUCCEEDED, FAILED, CANCELLED, LOST, WAITING_GPU)
 
 # The state machine as data: state -> states it may move to.
 TRANSITIONS: dict[str, tuple[str, ...]] = {
     QUEUED: (STARTING, CANCELLED, FAILED),
     STARTING: (RUNNING, FAILED, CANCELLED, LOST),
-    RUNNING: (SUCCEEDED, FAILED, CANCELLED, LOST),
+    RUNNING: (SUCCEEDED, FAILED, CANCELLED, LOST, WAITING_GPU),
+    WAITING_GPU: (SUCCEEDED, FAILED, CANCELLED),
     SUCCEEDED: (), FAILED: (), CANCELLED: (), LOST: (),
 }
 
@@ -36,6 +41,7 @@ ICONS: dict[str, tuple[str, str]] = {
     QUEUED: ("…", ":double_vertical_bar:"),
     STARTING: ("▸", ":hourglass_flowing_sand:"),
     RUNNING: ("▶", ":arrows_counterclockwise:"),
+    WAITING_GPU: ("⏸", ":hourglass:"),
     SUCCEEDED: ("✓", ":white_check_mark:"),
     FAILED: ("✗", ":x:"),
     CANCELLED: ("⊘", ":no_entry_sign:"),

@@ -24,9 +24,10 @@ from runners.builtins import backend_class, load_kinds
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
-from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, TERMINAL, Event,
-                            Job, JobError)
+from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, TERMINAL,
+                            WAITING_GPU, Event, Job, JobError)
 from runners.observing import Observing
+from runners.specs import JobSpec, as_mapping
 from runners.store import JobStore, new_job_id
 
 log = logging.getLogger(__name__)
@@ -104,11 +105,13 @@ class Engine(Observing):
         return self
 
     # -- public API ------------------------------------------------------------------------------
-    def submit(self, kind: str, spec: dict[str, Any], owner: str = "local",
+    def submit(self, kind: str, spec: JobSpec | dict[str, Any], owner: str = "local",
                reply_to: dict[str, Any] | None = None, backend: str = "local",
                max_active: int | None = None, also_active: int = 0) -> Job:
         """Queue a job; ``max_active``: the owner's limit of active jobs, enforced when the
-        job is recorded (one transaction with the count; see JobStore.create)."""
+        job is recorded (one transaction with the count; see JobStore.create). The faces
+        submit a typed spec (runners.specs); pipeline steps a mapping."""
+        spec = as_mapping(kind, spec)
         k = get_kind(kind)
         # Fails now, clearly, when the backend is not configured or cannot run this kind.
         self.backend(backend).accepts(k)
@@ -151,9 +154,11 @@ class Engine(Observing):
             return RunnerEnv(Path(runtime["python"]))
         return self.env
 
-    def dry_run(self, kind: str, spec: dict[str, Any], backend: str = "local") -> dict[str, Any]:
+    def dry_run(self, kind: str, spec: JobSpec | dict[str, Any], backend: str = "local"
+                ) -> dict[str, Any]:
         """What ``submit`` would run, without running it: the local command lines, or the
         validated Kubernetes manifests as YAML."""
+        spec = as_mapping(kind, spec)
         k = get_kind(kind)
         if backend not in BACKENDS:
             raise JobError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
@@ -217,6 +222,12 @@ class Engine(Observing):
 
     def cancel(self, job_id: str, wait: float | None = None) -> Job:
         job = self.store.get(job_id)
+        if job.state == WAITING_GPU:  # nothing runs: it only stops waiting
+            ev = self.store.transition(job_id, CANCELLED, "cancelled while it waited for a GPU "
+                                       "runner", strict=False)
+            if ev:
+                self._publish(ev)
+            return self.store.get(job_id)
         if job.state in TERMINAL:
             raise JobError(f"job {job_id} already {job.state}; there is nothing to cancel")
         self.store.request_cancel(job_id)

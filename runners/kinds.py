@@ -75,9 +75,11 @@ class JobKind:
     # What the work needs of its runtime (runners/runtimes.py Needs), from the submitted spec,
     # read statically; None: anything fits.
     needs: Callable[[dict], Any] | None = None
-    # Why a failed job failed, in the work's own words (a worker's report), read from its
-    # folder once it ended; "" or None: the backend's reason (exit status, last error line).
-    failure_cause: Callable[[Path], str] | None = None
+    # How the job ended in the work's own words, read from its folder once its processes are
+    # gone: (workdir, state, reason) -> (state, reason). A failed job's real cause (a worker's
+    # report) instead of "exit status N"; a job that exited 0 without the result it was asked
+    # for (a TensorRT engine without a GPU) waiting. None: the backend's word stands.
+    settle: Callable[[Path, str, str], tuple[str, str]] | None = None
 
 
 KINDS: dict[str, JobKind] = {}

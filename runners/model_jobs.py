@@ -68,11 +68,21 @@ def describe(spec: dict) -> str:
     return f"{spec.get('name')} -> {spec.get('target')} {spec.get('precision')}"
 
 
-def failure_cause(workdir: Path) -> str:
-    """The worker's own error from report.json (the log's last line is only progress)."""
+def settle(workdir: Path, state: str, reason: str) -> tuple[str, str]:
+    """The worker's report decides: a failure keeps the worker's own error (the log's last
+    line is only progress); a TensorRT conversion without a GPU waits for a GPU runner."""
     from converters.model.report import load_report
+    from runners.models import FAILED, SUCCEEDED, WAITING_GPU
     report = load_report(workdir)
-    return report.error_text if report.status != "succeeded" else ""
+    if state == FAILED and report.error_text and report.status != "succeeded":
+        status = reason.split(":", 1)[0].strip()
+        return FAILED, report.error_text + (f" ({status})" if status else "")
+    if state == SUCCEEDED and report.status == "needs_gpu":
+        why = (report.needs_gpu or {}).get("message") or (report.needs_gpu or {}).get("reason")
+        return WAITING_GPU, ("the TensorRT engine needs a GPU runner"
+                             + (f": {why}" if why else "")
+                             + "; trt-build.yaml (attached) builds it on a GPU cluster")
+    return state, reason
 
 
 def _needs(spec: dict):
@@ -82,15 +92,13 @@ def _needs(spec: dict):
 
 CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"), needs=_needs,
                                 local_plan=local_plan, describe=describe,
-                                collect_artifacts=jobspec.artifacts,
-                                failure_cause=failure_cause))
+                                collect_artifacts=jobspec.artifacts, settle=settle))
 INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan, needs=_needs,
                               describe=describe, collect_artifacts=jobspec.artifacts,
-                              failure_cause=failure_cause))
+                              settle=settle))
 EVALUATE = register_kind(JobKind(name="evaluate", prepare=_prepare("evaluate"), needs=_needs,
                                  local_plan=local_plan, describe=describe,
-                                 collect_artifacts=jobspec.artifacts,
-                                 failure_cause=failure_cause))
+                                 collect_artifacts=jobspec.artifacts, settle=settle))
 
 
 # -- Kubernetes: infer as a batch/v1 Job with GPUs --------------------------------------------

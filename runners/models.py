@@ -7,7 +7,8 @@ from typing import Any
 
 # The states and their state machine are tfdesk's vocabulary, defined once.
 from core.vocabulary import (ACTIVE, CANCELLED, FAILED, LOST, QUEUED, RUNNING,  # noqa: F401
-                             STARTING, STATES, SUCCEEDED, TERMINAL, TRANSITIONS)
+                             STARTING, STATES, SUCCEEDED, TERMINAL, TRANSITIONS,
+                             WAITING_GPU)
 
 
 class JobError(Exception):

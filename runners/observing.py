@@ -11,7 +11,7 @@ from runners.kinds import JobKind, get_kind
 from runners.jobfiles import plain
 from runners.local import collect_artifacts
 from runners.metrics import read_csv_log
-from runners.models import CANCELLED, FAILED, LOST, TERMINAL, Event, Job, JobError
+from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, TERMINAL, Event, Job, JobError
 from runners.tracking import record_steps
 
 
@@ -49,25 +49,21 @@ class Observing:
             state, reason = CANCELLED, "cancelled by request (its processes were stopped)"
         if seen.collect:
             self.collect(job)
-        if state == FAILED:
-            reason = self._cause(job, reason)
+        if state in (FAILED, SUCCEEDED):
+            state, reason = self._settle(job, state, reason)
         self._finish(job, state, reason, seen.data)
         return True
 
-    def _cause(self, job: Job, reason: str) -> str:
-        """The failure in the work's own words, when its kind can tell (a worker's report),
-        ahead of the backend's "exit status N"; kept in the job's record."""
+    def _settle(self, job: Job, state: str, reason: str) -> tuple[str, str]:
+        """How the job ended in the work's own words, when its kind can tell (a worker's
+        report): kept in the job's record, shown by `job ID`, Slack and the web view."""
         kind = get_kind(job.kind)
-        if kind.failure_cause is None or not job.workdir:
-            return reason
+        if kind.settle is None or not job.workdir:
+            return state, reason
         try:
-            cause = kind.failure_cause(Path(job.workdir))
-        except Exception:  # noqa: BLE001 - the backend's reason stands
-            return reason
-        if not cause:
-            return reason
-        status = reason.split(":", 1)[0].strip()
-        return f"{cause} ({status})" if status and status != cause else cause
+            return kind.settle(Path(job.workdir), state, reason)
+        except Exception:  # noqa: BLE001 - the backend's word stands
+            return state, reason
 
     def _note(self, job_id: str, type_: str, message: str, data: dict | None = None) -> None:
         self._publish(self.store.append_event(Event(job_id, type_, message, data or {})))

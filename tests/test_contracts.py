@@ -120,3 +120,20 @@ def test_every_backend_offers_the_protocol_with_its_signatures():
             # same parameters by position (names may differ: ``env=None`` is fine)
             assert len(got.parameters) >= len(sig.parameters) - (method == "start"), \
                 (name, method, got, sig)
+
+
+# -- job specs ----------------------------------------------------------------------------------
+def test_typed_specs_match_the_kinds_and_refuse_another_kind():
+    import pytest
+
+    from runners.builtins import load_kinds
+    from runners.kinds import KINDS
+    from runners.specs import SPECS, TrainSpec, as_mapping
+    load_kinds()
+    assert set(SPECS) == set(KINDS)
+    spec = TrainSpec(script_path="/x/t.py", args=("--lr", "0.1"))
+    mapping = as_mapping("train", spec)
+    assert mapping["args"] == ["--lr", "0.1"] and mapping["script_path"] == "/x/t.py"
+    with pytest.raises(TypeError):
+        as_mapping("infer", spec)
+    assert as_mapping("train", {"script_path": "/x"}) == {"script_path": "/x"}

@@ -278,6 +278,9 @@ def test_commands_through_the_parser(home, tmp_path, monkeypatch):
     assert not reply.ok and "already succeeded" in reply.text
     _, reply = run_line(ctx, "job j-nope")
     assert not reply.ok and "no job 'j-nope'" in reply.text
+    _, reply = run_line(ctx, f"delete {job_id}")  # the model it registered lives there
+    assert not reply.ok and "model train:1" in reply.text
+    assert run_line(ctx, "models delete train:1")[1].ok
     _, reply = run_line(ctx, f"delete {job_id}")
     assert reply.ok
     _, reply = run_line(ctx, f"train {script} --workers 0")

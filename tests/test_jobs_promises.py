@@ -63,3 +63,19 @@ def test_validation_says_how_many_inputs_and_whether_real():
         assert "8 generated inputs (random, not your data" in generated, generated
         assert "8 of your samples" in summary(_report("user samples", int8))
     assert "held-out samples of your calibration file" in summary(_report("calibration", True))
+
+
+def test_a_model_job_settles_by_its_workers_report(tmp_path):
+    """The worker's report, not the exit status, says how a model job ended."""
+    from runners.model_jobs import settle
+    (tmp_path / "report.json").write_text(json.dumps(
+        {"status": "failed", "error": {"code": "bad_input",
+                                       "error": "calib.npz lacks input 'features'"}}))
+    state, reason = settle(tmp_path, "failed", 'exit status 3: {"progress": "done"}')
+    assert state == "failed" and reason == "calib.npz lacks input 'features' (exit status 3)"
+    (tmp_path / "report.json").write_text(json.dumps(
+        {"status": "needs_gpu", "needs_gpu": {"message": "no GPU here"}}))
+    state, reason = settle(tmp_path, "succeeded", "")
+    assert state == "waiting_gpu" and "no GPU here" in reason
+    (tmp_path / "report.json").write_text(json.dumps({"status": "succeeded"}))
+    assert settle(tmp_path, "succeeded", "") == ("succeeded", "")

@@ -28,7 +28,8 @@ def dense(tmp_path_factory):
 
 def test_a_failed_int8_conversion_keeps_the_workers_error(tmp_path, dense):
     ctx = model_context(tmp_path)
-    np.savez(tmp_path / "calib.npz", other=np.zeros((16, 16), "float32"))
+    np.savez(tmp_path / "calib.npz", a=np.zeros((16, 16), "float32"),
+             b=np.zeros((16, 16), "float32"))  # neither is the input `features`
     _, reply = run_line(ctx, ["convert-model", str(dense), "--precision", "int8",
                               "--calibration", str(tmp_path / "calib.npz"), "--batch", "1"])
     assert not reply.ok
@@ -44,6 +45,8 @@ def test_tensorrt_without_a_gpu_registers_no_model(tmp_path, dense):
     ctx = model_context(tmp_path)
     _, reply = run_line(ctx, ["convert-model", str(dense), "--to", "tensorrt", "--batch", "1"])
     assert reply.data["status"] == "needs_gpu", reply.text
+    job = ctx.services.engine.get(reply.job.id)
+    assert job.state == "waiting_gpu" and "GPU runner" in job.reason  # not "succeeded"
     conn = open_db(ctx.config.state_path)
     try:
         assert conn.execute("SELECT name, format FROM catalog_models").fetchall() == []

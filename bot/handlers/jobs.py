@@ -7,6 +7,7 @@ from pathlib import Path
 from bot.permissions import check_owner
 from bot.registry import arg, command
 from bot.reply import JobRef, Reply
+from runners.specs import TrainSpec
 from core.vocabulary import (ACTIVE, BACKENDS, CONVERT_CHOICES, STATES,
                              TERMINAL_ICONS as STATE_ICON)
 
@@ -31,7 +32,8 @@ def _line(d: dict) -> str:
     m = d.get("last_metrics") or {}
     last = "  ".join(f"{k}={v:.4g}" for k, v in m.items() if k != "epoch")
     last = f"  epoch {m['epoch']}: {last}" if m else ""
-    why = f" ({d['reason']})" if d["reason"] and d["state"] in ("failed", "lost") else ""
+    shown = ("failed", "lost", "waiting_gpu")  # states whose reason is the news
+    why = f" ({d['reason']})" if d["reason"] and d["state"] in shown else ""
     return (f"{STATE_ICON.get(d['state'], ' ')} {d['id']}  {d['state']:<9} {d['kind']:<6} "
             f"{d['backend']:<10} {d['summary']}  {_age(d['created_at'])}{why}{last}")
 
@@ -74,11 +76,10 @@ def _progress_subscriber(ctx, job_id):
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
           environment, wait, dry_run, script_args=(), cpu=None, memory=None):
     engine = ctx.services.engine
-    spec = {"script_path": str(Path(script).expanduser().resolve()), "workers": workers,
-            "args": list(script_args or []),
-            "gpus_per_worker": gpus_per_worker, "convert": convert, "epochs": epochs,
-            "timeout": timeout, "tf_version": tf_version, "environment": environment,
-            "cpu": cpu, "memory": memory}
+    spec = TrainSpec(script_path=str(Path(script).expanduser().resolve()), workers=workers,
+                     gpus_per_worker=gpus_per_worker, convert=convert, epochs=epochs,
+                     timeout=timeout, tf_version=tf_version, environment=environment,
+                     args=tuple(script_args or ()), cpu=cpu, memory=memory)
     if dry_run:
         plan = engine.dry_run("train", spec, backend)
         # As YAML comments, the findings leave the manifests a valid YAML stream.

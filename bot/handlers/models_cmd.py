@@ -13,6 +13,7 @@ from bot.model_reply import model_reply
 from converters.model.report import ModelReport, load_report
 from bot.registry import arg, command
 from bot.reply import JobRef, Reply
+from runners.specs import ConvertSpec, EvaluateSpec, InferSpec, JobSpec
 from core.vocabulary import MODEL_TARGETS
 
 # The job kinds convert-model and infer register themselves when the engine first looks a
@@ -30,12 +31,11 @@ def _engine(ctx):
     return ctx.services.engine
 
 
-def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
+def _run(ctx, kind: str, spec: JobSpec, backend: str, detach: bool) -> Reply:
     from converters.model import jobspec
-    settings = ctx.config.section("models")
     engine = _engine(ctx)
     from bot.dispatch import job_limit
-    job = engine.submit(kind, {**spec, "settings": settings}, owner=ctx.owner,
+    job = engine.submit(kind, spec, owner=ctx.owner,
                         reply_to=ctx.reply_to, backend=backend, **job_limit(ctx))
     if detach or ctx.reply_to.get("kind") == "slack":
         env = f" in {job.spec['runtime']['name']}" if job.spec.get("runtime") else ""
@@ -89,10 +89,11 @@ def _run(ctx, kind: str, spec: dict, backend: str, detach: bool) -> Reply:
                    "--calibration samples.npz"], slow=True, permission="compute")
 def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
                   signature, opset, shape, environment, detach, allow_code=False):
-    spec = {"model": str(Path(model).expanduser().resolve()), "target": target,
-            "precision": precision, "calibration": calibration, "tolerance": tolerance,
-            "batch": batch, "input": input, "signature": signature, "opset": opset,
-            "shape": shape, "environment": environment, "allow_code": allow_code}
+    spec = ConvertSpec(model=str(Path(model).expanduser().resolve()), target=target,
+                       precision=precision, calibration=calibration, tolerance=tolerance,
+                       batch=batch, input=input, signature=signature, opset=opset,
+                       shape=tuple(shape or ()), environment=environment, allow_code=allow_code,
+                       settings=ctx.config.section("models"))
     return _run(ctx, "convert-model", spec, "local", detach)
 
 
@@ -117,12 +118,12 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
          slow=True, permission="compute")
 def infer(ctx, model, batch, backend, input, signature, gpus, environment, detach,  # noqa: A002
           dry_run, allow_code=False):
-    spec = {"model": str(Path(model).expanduser().resolve()), "batch": batch, "input": input,
-            "signature": signature, "gpus": gpus, "environment": environment,
-            "allow_code": allow_code}
+    spec = InferSpec(model=str(Path(model).expanduser().resolve()), batch=batch, input=input,
+                     signature=signature, gpus=gpus, environment=environment,
+                     allow_code=allow_code, settings=ctx.config.section("models"))
     if dry_run:
         engine = _engine(ctx)
-        plan = engine.dry_run("infer", {**spec, "settings": ctx.config.section("models")}, backend)
+        plan = engine.dry_run("infer", spec, backend)
         return Reply(text=plan["text"], data=plan)
     return _run(ctx, "infer", spec, backend, detach)
 
@@ -158,8 +159,10 @@ def evaluate(ctx, model, data, metrics, against, label, output, tolerance, signa
              environment, detach, allow_code=False):
     from converters.model import metrics as metric_rules
     metric_rules.parse(metrics)  # unknown names answer at once, before any job
-    spec = {"model": str(Path(model).expanduser().resolve()), "data": data, "metrics": metrics,
-            "against": str(Path(against).expanduser().resolve()) if against else None,
-            "label": label, "output": output, "tolerance": tolerance, "signature": signature,
-            "environment": environment, "allow_code": allow_code}
+    spec = EvaluateSpec(model=str(Path(model).expanduser().resolve()), data=data,
+                        metrics=metrics,
+                        against=str(Path(against).expanduser().resolve()) if against else None,
+                        label=label, output=output, tolerance=tolerance, signature=signature,
+                        environment=environment, allow_code=allow_code,
+                        settings=ctx.config.section("models"))
     return _run(ctx, "evaluate", spec, "local", detach)

@@ -421,8 +421,12 @@ def draw_chart(spec: dict, report: dict, work: Path) -> None:
         (work / "report.json").write_text(json.dumps(report, indent=2, default=str))
         code = ("import json,sys,pathlib; from converters.model.report import chart; "
                 "chart(json.load(open(sys.argv[1])), pathlib.Path(sys.argv[2]))")
-        done = subprocess.run([py, "-c", code, str(work / "report.json"), str(work / "chart.png")],
-                              capture_output=True, text=True, cwd=spec.get("repo_root"))
+        try:
+            done = subprocess.run([py, "-c", code, str(work / "report.json"),
+                                   str(work / "chart.png")],
+                                  capture_output=True, text=True, cwd=spec.get("repo_root"))
+        except OSError:  # not reachable from the job's sandbox: tfdesk draws it afterwards
+            return
         if done.returncode == 0:
             report["chart"] = "chart.png"
 
