@@ -303,7 +303,10 @@ def flatten(data: Any, prefix: str, depth: int = 0) -> dict[str, float]:
     elif isinstance(data, list):
         for i, v in enumerate(data[:16]):
             # benchmark rows are per batch size: name them by it, not by position
-            key = f"b{v['batch']}" if isinstance(v, dict) and "batch" in v else str(i)
+            if isinstance(v, dict) and "batch" in v:  # named by it, so not repeated
+                key, v = f"b{v['batch']}", {k: x for k, x in v.items() if k != "batch"}
+            else:
+                key = str(i)
             out.update(flatten(v, f"{prefix}.{key}", depth + 1))
     else:
         value = number(data) if isinstance(data, (int, float)) and not isinstance(data, bool) \
