@@ -2,6 +2,7 @@
 for Kubernetes), with the versions that decide which scripts and models they can take."""
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
@@ -80,15 +81,35 @@ def add(conn: sqlite3.Connection, name: str, owner: str, kind: str = "image", im
     return get(conn, name)
 
 
+def fingerprint(python: str) -> str:
+    """What a probe's answer depends on: the interpreter (resolved, and its file), its
+    site-packages folders (pip adds and removes dist-info folders, which changes their
+    modification time) and the versions.json a build writes last. "" when it is missing."""
+    path = Path(python)
+    try:
+        real = path.resolve()
+        parts = [str(real), str(real.stat().st_mtime_ns)]
+    except OSError:
+        return ""
+    root = path.parent.parent
+    for place in sorted(root.glob("lib/python*/site-packages")) + [root / "versions.json"]:
+        try:
+            parts.append(f"{place}:{place.stat().st_mtime_ns}")
+        except OSError:
+            parts.append(f"{place}:-")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
 def probe(python: str) -> dict[str, str]:
     """The TensorFlow, Keras and Horovod versions an interpreter holds: from the versions.json
-    the build scripts write next to it, else by asking it once (importing nothing heavy:
-    package metadata only). Empty values for what it lacks; {} when it cannot be run."""
-    return dict(_probe(str(python)))
+    the build scripts write next to it, else by asking it (importing nothing heavy: package
+    metadata only). Asked again whenever its fingerprint changes. Empty values for what it
+    lacks; {} when it cannot be run."""
+    return dict(_probe(str(python), fingerprint(str(python))))
 
 
 @lru_cache(maxsize=16)
-def _probe(python: str) -> tuple:
+def _probe(python: str, _key: str) -> tuple:
     import json
     import subprocess
     root = Path(python).parent.parent
@@ -119,7 +140,9 @@ def ensure_builtin(conn: sqlite3.Connection, runtimes: list[dict[str, str]]) -> 
     versions its build script installs, as before)."""
     for i, rt in enumerate(runtimes):
         name, python = rt["name"], str(rt["python"])
-        if conn.execute("SELECT 1 FROM catalog_environments WHERE name = ?", (name,)).fetchone():
+        row = conn.execute("SELECT * FROM catalog_environments WHERE name = ?", (name,)).fetchone()
+        if row is not None:
+            _reprobe(conn, row)
             continue
         exists = Path(python).exists()
         if not exists and name != DEFAULT_NAME:
@@ -135,6 +158,27 @@ def ensure_builtin(conn: sqlite3.Connection, runtimes: list[dict[str, str]]) -> 
                 tags=rt.get("tags"), **{k: versions.get(k, "") for k in RUNNER_VERSIONS})
         except Duplicate:  # another process registered it meanwhile
             pass
+        else:
+            conn.execute("UPDATE catalog_environments SET probed = ? WHERE name = ?",
+                         (fingerprint(python) if exists else "", name))
+
+
+def _reprobe(conn: sqlite3.Connection, row) -> None:
+    """A built-in runtime's versions follow its interpreter: probed again when what they were
+    probed from changed (Horovod installed since, a package upgraded). Versions an admin gave
+    an environment of their own are theirs."""
+    if row["owner"] != "tfdesk" or row["kind"] != "local" or not row["python"]:
+        return
+    key = fingerprint(row["python"])
+    if not key or key == row["probed"]:
+        return
+    versions = probe(row["python"])
+    with transaction(conn):
+        if versions.get("tf_version"):
+            conn.execute("UPDATE catalog_environments SET tf_version = ?, keras_version = ?, "
+                         "horovod_version = ? WHERE id = ?",
+                         (*(versions.get(k, "") for k in RUNNER_VERSIONS), row["id"]))
+        conn.execute("UPDATE catalog_environments SET probed = ? WHERE id = ?", (key, row["id"]))
 
 
 def ensure_default(conn: sqlite3.Connection, python: str) -> None:
@@ -153,6 +197,7 @@ def _dicts(conn, rows):
     out = entries.to_dicts(conn, KIND, rows)
     for d in out:
         d["default"] = bool(d.pop("is_default"))
+        d.pop("probed", None)  # bookkeeping: what the versions were probed from
     return out
 
 

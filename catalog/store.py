@@ -211,6 +211,12 @@ def _run_driver_and_search(db) -> None:
                     (str(SCHEMA_VERSION),))
 
 
+@MIGRATIONS(name="0003-environment-probe-key")
+def _environment_probe_key(db) -> None:
+    # What a built-in runtime's versions were probed from (catalog.environments.fingerprint).
+    db.conn.execute("ALTER TABLE catalog_environments ADD COLUMN probed TEXT NOT NULL DEFAULT ''")
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
     """Bring tables made by an older tfdesk up to SCHEMA_VERSION (columns added since)."""
     cols = {r[1] for r in conn.execute("PRAGMA table_info(catalog_runs)")}
