@@ -199,3 +199,13 @@ def test_hostile_names_are_shown_as_text(site, hostile, more):
         for path in (f"/runs/{job.id}", f"/runs?owner={httpx.QueryParams({'o': hostile})['o']}"):
             text = c.get(path).text
             assert "<script>" not in text and "<img" not in text and "<h1>x" not in text
+
+
+@given(st.text(max_size=80) | st.sampled_from(["//evil.example/", "/\\evil", "https://evil/",
+                                               "/runs?x=1", "", "/%2F%2Fevil"]))
+def test_after_sign_in_only_paths_here(path):
+    from urllib.parse import urlsplit
+    from bot.web.auth import safe_next
+    got = safe_next(path)
+    assert got.startswith("/") and not got.startswith("//") and "\\" not in got
+    assert urlsplit(got).netloc == "" and urlsplit(got).scheme == ""

@@ -37,7 +37,9 @@ def web(ctx, host, port, login):
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     server = WebServer(ctx.config, ctx.services, settings, host=host, port=port)
     link = Sessions(ctx.services.catalog, server.settings).login_link(ctx.actor)
-    print(f"tfdesk web view on {server.url}\nsign in (once): {link}", flush=True)
+    # Handlers never print: the link reaches the operator's terminal through the log.
+    logging.getLogger("tfdesk.web").info("tfdesk web view on %s; sign in (once): %s",
+                                         server.url, link)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -83,7 +83,7 @@ def make_app(settings: WebSettings, services: Services, gate=None) -> Starlette:
     web = Web(settings, services, gate)
 
     def login(request: Request):
-        nxt = auth._safe_next(request.query_params.get("next"))
+        nxt = auth.safe_next(request.query_params.get("next"))
         if web.viewer(request) is not None:
             return RedirectResponse(nxt, status_code=303)
         return web.render(request, "login.html", None, slack=settings.slack_sign_in, next=nxt)

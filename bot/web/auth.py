@@ -146,7 +146,7 @@ class Sessions:
         with statedb.transaction(self.conn):
             self.conn.execute("DELETE FROM web_oidc_states WHERE expires < ?", (time.time(),))
             self.conn.execute("INSERT INTO web_oidc_states VALUES (?,?,?,?)",
-                              (_hash(state), nonce, _safe_next(next_path),
+                              (_hash(state), nonce, safe_next(next_path),
                                time.time() + STATE_TTL_S))
         query = urlencode({"response_type": "code", "scope": "openid profile",
                            "client_id": self.settings.client_id, "state": state,
@@ -201,7 +201,7 @@ class Sessions:
         return claims
 
 
-def _safe_next(path: str | None) -> str:
+def safe_next(path: str | None) -> str:
     """Only a path on this site: never an open redirect."""
     if not path or not path.startswith("/") or path.startswith("//") or "\\" in path:
         return "/"
