@@ -209,3 +209,23 @@ def test_after_sign_in_only_paths_here(path):
     got = safe_next(path)
     assert got.startswith("/") and not got.startswith("//") and "\\" not in got
     assert urlsplit(got).netloc == "" and urlsplit(got).scheme == ""
+
+
+def test_web_login_prints_a_link_that_signs_the_operator_in_once(tmp_path, monkeypatch, capsys):
+    from urllib.parse import parse_qs, urlsplit
+    from bot.cli import main
+    from bot.services import Services
+    monkeypatch.setenv("TFDESK_HOME", str(tmp_path))
+    assert main(["web", "--login"]) == 0
+    out = capsys.readouterr().out
+    url = out.strip().split(": ", 1)[1]
+    assert url.startswith("http://127.0.0.1:8765/login/once?token=")
+    config = load_config({"TFDESK_HOME": str(tmp_path)})
+    services = Services(config)
+    sessions = Sessions(services.catalog, load(config, {}))
+    token = parse_qs(urlsplit(url).query)["token"][0]
+    viewer = sessions.viewer(sessions.spend_link(token))
+    assert viewer.actor.id == "local" and "operator" in viewer.actor.roles
+    with pytest.raises(Exception, match="used already"):
+        sessions.spend_link(token)
+    services.close()
