@@ -1,4 +1,5 @@
-"""PNG charts of runs (matplotlib, Agg): several runs' curves overlaid, one panel per metric.
+"""PNG charts of runs: several runs' curves overlaid, one panel per metric. Figures are made
+without pyplot (its global state is not thread-safe, and the web view draws in threads).
 
 Drawn on the server for every face: the terminal names the file, Slack attaches it, the web
 view serves the bytes.
@@ -8,10 +9,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure
 
 MAX_PANELS = 4
 
@@ -32,7 +30,8 @@ def overlay_png(series: dict[str, dict[str, list[tuple[int, float]]]], axis: str
     chosen = pick_metrics(names, metrics)
     if not chosen:
         return None
-    fig, axes = plt.subplots(1, len(chosen), figsize=(4.6 * len(chosen), 3.4), squeeze=False)
+    fig = Figure(figsize=(4.6 * len(chosen), 3.4))
+    axes = fig.subplots(1, len(chosen), squeeze=False)
     for ax, metric in zip(axes[0], chosen):
         for label, curves in series.items():
             pts = curves.get(metric) or []
@@ -49,7 +48,6 @@ def overlay_png(series: dict[str, dict[str, list[tuple[int, float]]]], axis: str
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
     return buf.getvalue()
 
 
@@ -71,7 +69,8 @@ def benchmark_png(bench: dict, title: str = "") -> bytes | None:
     if not series:
         return None
     batches = sorted({r["batch"] for rows in series.values() for r in rows})
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(batches) * len(series)), 3.2))
+    fig = Figure(figsize=(max(4.0, 1.2 * len(batches) * len(series)), 3.2))
+    ax = fig.subplots()
     width = 0.8 / len(series)
     for i, (name, rows) in enumerate(series.items()):
         by = {r["batch"]: r["p50_ms"] for r in rows}
@@ -87,6 +86,5 @@ def benchmark_png(bench: dict, title: str = "") -> bytes | None:
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
     return buf.getvalue()
 __all__ = ["benchmark_png", "overlay_png", "pick_metrics", "write_png"]

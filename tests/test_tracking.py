@@ -304,3 +304,18 @@ def test_a_custom_loop_is_tracked_from_its_tensorboard_summaries(tmp_path):
     loss = run_list.curves(conn, job.id)["step"]["loss"]
     assert [s for s, _ in loss] == list(range(1, 31))
     assert loss[0][1] == pytest.approx(4.0) and loss[-1][1] < 0.01  # (3 - 1)^2, converging
+
+
+def test_charts_drawn_in_threads_are_the_charts_drawn_alone():
+    """The web view draws in a thread pool: a chart drawn alongside others is byte for byte
+    the chart drawn alone (no shared pyplot state)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from runners.run_charts import overlay_png
+    series = [{f"r{i}": {"loss": [(e, 1.0 / (e + i)) for e in range(1, 30)],
+                         "acc": [(e, e / (30 + i)) for e in range(1, 30)]}} for i in range(8)]
+    alone = [overlay_png(s) for s in series]
+    with ThreadPoolExecutor(8) as pool:
+        for _ in range(3):
+            together = list(pool.map(overlay_png, series))
+            assert together == alone
+    assert all(p[:4] == b"\x89PNG" for p in alone) and len(set(alone)) == len(alone)

@@ -6,11 +6,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyBboxPatch  # noqa: E402
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 
 COLOURS = {"succeeded": "#cdeccd", "reused": "#d8e8f8", "running": "#fff2b3",
            "failed": "#f6c6c6", "pending": "#eeeeee", "not-run": "#f4f4f4", None: "#f7f7f7"}
@@ -44,7 +41,8 @@ def pipeline_png(steps: list[dict[str, Any]], states: dict[str, str] | None = No
     width = max(len(r) for r in rows.values())
     pos = {name: ((i - (len(r) - 1) / 2) * 2.6, -d * 1.4) for d, r in rows.items()
            for i, name in enumerate(r)}
-    fig, ax = plt.subplots(figsize=(max(4.0, 2.8 * width), 1.2 + 1.25 * len(rows)))
+    fig = Figure(figsize=(max(4.0, 2.8 * width), 1.2 + 1.25 * len(rows)))
+    ax = fig.subplots()
     kinds = {s["name"]: s.get("kind") or s.get("component") or "" for s in steps}
     for a, b in order + data:
         (x1, y1), (x2, y2) = pos[a], pos[b]
@@ -69,5 +67,4 @@ def pipeline_png(steps: list[dict[str, Any]], states: dict[str, str] | None = No
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
-    plt.close(fig)
     return buf.getvalue()
