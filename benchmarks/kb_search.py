@@ -1,18 +1,18 @@
 """KB search: quality (top-1/top-5) and speed (p50/p99) against a baseline measured in the
 same run: rapidfuzz ``process.extract`` over all names. Pinned to one core.
 
-Quality sets, reported separately:
+Quality sets (``knowledge_base/qa/sets/``, roles in its ``manifest.yaml``), reported separately:
 - tuned (the question ranker was fitted on them, tools/train_ranking.py, their questions are
   in the "asked before" phrasebook, and the concept words were written while reading their
-  misses):
-  ``benchmarks/kb_queries.yaml`` (names, short names, dotted, typos, TF1 names, questions),
-  ``benchmarks/kb_questions.yaml`` (written before session 3's tuning, tuned on since), and
+  misses): ``kb_queries.yaml`` (names, short names, dotted, typos, TF1 names, questions),
+  ``kb_questions.yaml`` (written before session 3's tuning, tuned on since), and
   ``--real PATH`` (questions in real users' words, kept outside the repository);
-- untuned, held out (never looked at while tuning): ``benchmarks/kb_questions_heldout.yaml``
-  and ``--real-heldout PATH`` (a second real-users set, outside the repository).
+- untuned, held out (never looked at while tuning): the manifest's held-out set
+  (``kb_questions_heldout.yaml``) and ``--real-heldout PATH`` (a second real-users set,
+  outside the repository).
 Real-users files: ``- {q: ..., accept: [...], source: URL}``, as ``tools/real_questions.py``
 writes them (split by a hash of the thread URL; the URLs and answers are in
-``benchmarks/real_questions_sources.yaml``). For them it also prints the result when an accepted
+``knowledge_base/qa/sets/real_questions_sources.yaml``). For them it also prints the result when an accepted
 name's documented replacement counts (old threads answer with since-deprecated names), and, for
 the held-out one, the questions with and without a close rewording among the training questions.
 
@@ -36,12 +36,11 @@ from rapidfuzz import fuzz, process
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.config import load_config  # noqa: E402
+from knowledge_base.qa import question_sets  # noqa: E402
 from knowledge_base.qa.answers import Answers  # noqa: E402
 
-HERE = Path(__file__).parent
 
-
-def load_queries(path: Path = HERE / "kb_queries.yaml") -> list[dict]:
+def load_queries(path: Path = question_sets.get("kb_queries.yaml").path) -> list[dict]:
     items = yaml.safe_load(Path(path).read_text())
     return [{"kind": "question", **item} for item in items]
 
@@ -164,9 +163,9 @@ def main() -> int:
     ap.add_argument("--kb", help="KB file (default: the configured one)")
     ap.add_argument("-v", "--verbose", action="store_true", help="list the misses")
     ap.add_argument("-n", type=int, default=1000, help="queries in the speed run")
-    ap.add_argument("--questions", default=str(HERE / "kb_questions_heldout.yaml"),
-                    help="the held-out question set (default: "
-                         "benchmarks/kb_questions_heldout.yaml)")
+    ap.add_argument("--questions", default=str(question_sets.held_out().path),
+                    help="the held-out question set (default: the manifest's, "
+                         f"{question_sets.held_out().file})")
     ap.add_argument("--real", action="append", default=[],
                     help="tuned questions in real users' words (YAML, kept outside the repo)")
     ap.add_argument("--real-heldout", action="append", default=[],
@@ -187,7 +186,8 @@ def main() -> int:
     queries = load_queries()
     print("-- tuned (ranker fitted and concept words written on these) --")
     quality(a, queries, args.verbose, "kb_queries.yaml")
-    quality(a, load_queries(HERE / "kb_questions.yaml"), args.verbose, "kb_questions.yaml",
+    quality(a, load_queries(question_sets.get("kb_questions.yaml").path), args.verbose,
+            "kb_questions.yaml",
             "session 3's untuned set, tuned on in session 4")
     for path in args.real:
         quality(a, load_queries(Path(path)), args.verbose, f"real users' questions ({path})",

@@ -2,16 +2,15 @@
 
 Deliberately checks no search results: the set is for measuring the search, never for tuning it.
 """
-from pathlib import Path
-
 import pytest
 import yaml
 
 from knowledge_base.pipeline import SHIPPED_EXTRACT
+from knowledge_base.qa import question_sets
 
 pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 
-HELDOUT = Path(__file__).resolve().parent.parent / "benchmarks" / "kb_questions_heldout.yaml"
+HELDOUT = question_sets.held_out().path
 
 
 def _items() -> list:

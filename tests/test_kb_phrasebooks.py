@@ -1,4 +1,4 @@
-"""Phrasebooks (knowledge_base/phrasebook.py): known questions and guide sentences, as
+"""Phrasebooks (knowledge_base/qa/phrasebook.py): known questions and guide sentences, as
 vectors, pointing at symbols. The shipped "asked before" book must be the one its training
 files give (re-run tools/asked_book.py after editing them), and never hold a held-out question."""
 from pathlib import Path
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import yaml
 
-from knowledge_base.qa import phrasebook, semantic
+from knowledge_base.qa import phrasebook, question_sets, semantic
 from knowledge_base.pipeline import SHIPPED_EXTRACT
 from knowledge_base.names import clean_query, is_name
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+HELD_OUT = question_sets.held_out().path
 ASKED = phrasebook.BOOKS["asked"]
 
 
@@ -71,18 +71,18 @@ def test_shipped_asked_book_matches_its_training_files():
         files = [str(x) for x in f["files"]]
         keys, origin = f["keys"], f["origin"]
         assert len(f["matrix"]) == len(keys) == len(origin) == len(f["offsets"]) - 1
-    expected = ["kb_queries.yaml"] + sorted(
-        p.name for p in BENCH.glob("kb_questions*.yaml") if p.name != "kb_questions_heldout.yaml")
-    assert files == expected, "re-run tools/asked_book.py: the training files changed"
-    held = {phrasebook.key(q) for q in _questions(BENCH / "kb_questions_heldout.yaml")}
+    expected = [s.file for s in question_sets.sets(*question_sets.IN_BOOK)]
+    assert files == expected, "re-run tools/asked_book.py: the book's sets changed"
+    held = {phrasebook.key(q) for q in _questions(HELD_OUT)}
     for i, name in enumerate(files):
-        want = [k for k in map(phrasebook.key, _questions(BENCH / name)) if k not in held]
+        want = [k for k in map(phrasebook.key, _questions(question_sets.get(name).path))
+                if k not in held]
         assert keys[origin == i].tolist() == want, \
             f"re-run tools/asked_book.py: {name} changed since asked.npz was written"
 
 
 def test_no_held_out_question_is_in_the_asked_book():
-    held = {phrasebook.key(q) for q in _questions(BENCH / "kb_questions_heldout.yaml")}
+    held = {phrasebook.key(q) for q in _questions(HELD_OUT)}
     with np.load(ASKED, allow_pickle=False) as f:
         assert not held & set(f["keys"].tolist())
 

@@ -1,7 +1,6 @@
 """The semantic index: all-MiniLM-L6-v2 on NumPy, vectors shipped beside the extract and reused
 only where a symbol's text is unchanged, and the question ranker's weights as data."""
 import dataclasses
-import os
 import sqlite3
 import subprocess
 import sys
@@ -10,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge_base.qa import minilm, questions, semantic
+from knowledge_base.qa import minilm, question_sets, questions, semantic
 from knowledge_base.qa.semantic import Vectors
 from knowledge_base.builder import build_kb
 from knowledge_base.pipeline import SHIPPED_EXTRACT, load_shipped
@@ -124,10 +123,9 @@ def test_a_ranker_fitted_on_other_features_is_refused(tmp_path):
 
 
 def test_training_refuses_held_out_sets():
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "train_ranking.py"), "--extra",
-                        str(ROOT / "benchmarks" / "kb_questions_heldout.yaml")],
-                       capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    r = subprocess.run([sys.executable, "-m", "tools.train_ranking", "--extra",
+                        str(question_sets.held_out().path)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2
     assert "held-out sets must never be trained on" in r.stderr
 
@@ -135,12 +133,12 @@ def test_training_refuses_held_out_sets():
 def test_training_refuses_a_paraphrase_file_that_does_not_exist(tmp_path):
     extra = tmp_path / "real-train.yaml"
     extra.write_text("- {q: how do I join two tensors, accept: [tf.concat]}\n")
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "train_ranking.py"), "--extra",
+    r = subprocess.run([sys.executable, "-m", "tools.train_ranking", "--extra",
                         f"{extra}:kb_questions_paraphrased2.yaml,kb_questions_paraphrasd3.yaml"],
-                       capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2
-    assert "no such paraphrase file in benchmarks/: kb_questions_paraphrasd3.yaml" in r.stderr
+    assert "no such paraphrase file among the question sets" in r.stderr
+    assert r.stderr.rstrip().endswith(": kb_questions_paraphrasd3.yaml")
 
 
 @pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")

@@ -8,22 +8,21 @@ The held-out file is only compared by text here, so a training question that lea
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
-import yaml
 
 from knowledge_base.pipeline import SHIPPED_EXTRACT
+from knowledge_base.qa import phrasebook, question_sets, questions
 
 pytestmark = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
-TRAINING = ("kb_questions_train.yaml", "kb_questions_train2.yaml", "kb_questions_train3.yaml",
-            "kb_questions_train4.yaml")
-OTHER_TUNED = ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_paraphrased.yaml",
-               "kb_questions_paraphrased2.yaml", "kb_questions_paraphrased3.yaml")
+TRAINING = tuple(s.file for s in question_sets.sets("training"))
+OTHER_TUNED = tuple(s.file for s in question_sets.sets("tuned"))
+HELD_OUT = question_sets.held_out().file
 
 
 def _load(name: str) -> list:
-    return yaml.safe_load((BENCH / name).read_text(encoding="utf-8"))
+    return question_sets.get(name).items()
 
 
 def _norm(q) -> str:
@@ -68,27 +67,30 @@ def test_no_question_repeats_across_tuned_sets():
 
 
 def test_no_training_question_is_in_the_heldout_set():
-    heldout = {_norm(item["q"]) for item in _load("kb_questions_heldout.yaml")}
+    heldout = {_norm(item["q"]) for item in _load(HELD_OUT)}
     leaked = [item["q"] for name in TRAINING for item in _load(name) if _norm(item["q"]) in heldout]
     assert not leaked, f"{len(leaked)} training questions also in the held-out set: {leaked}"
 
 
-def test_training_sets_are_the_ones_the_ranker_trains_on():
-    script = (BENCH.parent / "tools" / "train_ranking.py").read_text(encoding="utf-8")
-    for name in TRAINING:
-        assert f'"{name}"' in script, name
+def test_the_shipped_ranker_was_fitted_on_the_fitted_sets_only():
+    """ranking.yaml records what tools/train_ranking.py fitted on: every set whose role is
+    training or tuned, and no other set of the manifest."""
+    trained = {Path(f).name for f in questions.ranking()["trained_on"]}
+    assert TRAINING and set(TRAINING) <= trained
+    ours = {s.file for s in question_sets.sets()}
+    assert trained & ours == {s.file for s in question_sets.sets(*question_sets.FITTED)}
 
 
 # In the "asked before" book only: the ranker is not fitted on it (fitting on it lowered the
 # leave-one-file-out estimate on real users' questions; in the book it raised it).
-BOOK_ONLY = ("kb_questions_needs.yaml",)
+BOOK_ONLY = tuple(s.file for s in question_sets.sets("book-only"))
 
 
 @pytest.mark.parametrize("name", BOOK_ONLY)
 def test_book_only_set_is_well_formed_and_new(shipped_kb, name):
     items = _load(name)
     assert isinstance(items, list) and len(items) >= 1000
-    seen = {_norm(item["q"]) for other in OTHER_TUNED + TRAINING + ("kb_questions_heldout.yaml",)
+    seen = {_norm(item["q"]) for other in OTHER_TUNED + TRAINING + (HELD_OUT,)
             for item in _load(other)}
     repeats, missing, own = [], [], set()
     for item in items:
@@ -105,6 +107,7 @@ def test_book_only_set_is_well_formed_and_new(shipped_kb, name):
 
 @pytest.mark.parametrize("name", BOOK_ONLY)
 def test_book_only_set_is_in_the_book_but_not_fitted_on(name):
-    script = (BENCH.parent / "tools" / "train_ranking.py").read_text(encoding="utf-8")
-    assert f'"{name}"' not in script
-    assert (BENCH / name).is_file()  # tools/asked_book.py reads every kb_questions*.yaml
+    trained = {Path(f).name for f in questions.ranking()["trained_on"]}
+    assert name not in trained
+    with np.load(phrasebook.BOOKS["asked"], allow_pickle=False) as f:
+        assert name in [str(x) for x in f["files"]]

@@ -1,17 +1,11 @@
 """tools/real_questions.py: real users' questions are split by a hash of their thread alone,
 bad entries are dropped with a reason, and the repository's manifest (URLs and answers, no
 wording) agrees with that split and names only symbols the KB has."""
-import sys
-from pathlib import Path
-
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import real_questions  # noqa: E402
-from knowledge_base.pipeline import SHIPPED_EXTRACT  # noqa: E402
+from knowledge_base.pipeline import SHIPPED_EXTRACT
+from tools import real_questions
 
 needs_extract = pytest.mark.skipif(not SHIPPED_EXTRACT.is_file(), reason="no shipped extract")
 

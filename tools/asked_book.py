@@ -1,9 +1,9 @@
-"""Write ``knowledge_base/data/asked.npz``: the "asked before" phrasebook.
+"""Write ``knowledge_base/qa/data/asked.npz``: the "asked before" phrasebook.
 
-Every question of our own training files (``benchmarks/kb_queries.yaml``'s questions and
-each ``benchmarks/kb_questions*.yaml`` but the held-out set), embedded with the search's
-sentence model and linked to the answers it accepts. A user's question worded like one of
-them then finds the same answers (``knowledge_base/phrasebook.py``). Besides questions
+Every question of our own sets that the manifest (``knowledge_base/qa/sets/manifest.yaml``)
+puts in the book (roles training, tuned, book-only: never the held-out set), embedded with the
+search's sentence model and linked to the answers it accepts. A user's question worded like
+one of them then finds the same answers (``knowledge_base/qa/phrasebook.py``). Besides questions
 written for the ranker, ``kb_questions_needs.yaml`` holds up to three questions for each of the
 960 most used symbols, so that a need worded in a new way has neighbours. Only our own words go in:
 real users' questions (kept outside the repository) never do, and the held-out set never does.
@@ -13,7 +13,7 @@ a training question's features without its own file: as for a new user, whose qu
 in the book. ``tests/test_kb_phrasebooks.py`` fails when a training file changed and this
 was not re-run.
 
-Run: ``PYTHONPATH=$PWD .venv/bin/python tools/asked_book.py``.
+Run: ``.venv/bin/python -m tools.asked_book``.
 """
 from __future__ import annotations
 
@@ -24,20 +24,13 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from knowledge_base.qa import minilm, phrasebook, semantic  # noqa: E402
-from knowledge_base.names import clean_query, is_name  # noqa: E402
-
-BENCH = ROOT / "benchmarks"
-HELD_OUT = "kb_questions_heldout.yaml"
+from knowledge_base.names import clean_query, is_name
+from knowledge_base.qa import minilm, phrasebook, question_sets, semantic
 
 
 def own_words() -> list[Path]:
-    """The training files, in a stable order (the held-out set is never one)."""
-    return [BENCH / "kb_queries.yaml"] + sorted(
-        p for p in BENCH.glob("kb_questions*.yaml") if p.name != HELD_OUT)
+    """The sets the book holds, in the manifest's order (the held-out set is never one)."""
+    return [s.path for s in question_sets.sets(*question_sets.IN_BOOK)]
 
 
 def questions(path: Path) -> list[tuple[str, list[str]]]:
@@ -55,7 +48,7 @@ def questions(path: Path) -> list[tuple[str, list[str]]]:
 def held_out_keys() -> frozenset[int]:
     """Keys of the held-out questions: a training question worded the same (an old tuned set
     may hold a short question that the held-out set's author also wrote) is left out."""
-    return frozenset(phrasebook.key(q) for q, _ in questions(BENCH / HELD_OUT))
+    return frozenset(phrasebook.key(q) for q, _ in questions(question_sets.held_out().path))
 
 
 def main() -> int:

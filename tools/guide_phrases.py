@@ -37,7 +37,7 @@ symbols of the code it is linked to; the larger when both), ``kind`` int8 per ph
 
 Re-run (a built KB; the sources as bare git dirs, e.g. ``git clone --bare``)::
 
-    PYTHONPATH=$PWD .venv/bin/python tools/guide_phrases.py --kb $TFDESK_HOME/kb.sqlite \\
+    .venv/bin/python -m tools.guide_phrases --kb $TFDESK_HOME/kb.sqlite \\
         --source tensorflow/docs=/path/to/tensorflow-docs.git \\
         --source keras-team/keras-io=/path/to/keras-io.git [--cache /tmp/guide-vectors.npz]
 
@@ -61,13 +61,11 @@ from pathlib import Path
 import numpy as np
 from markdown_it import MarkdownIt
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from knowledge_base.qa import minilm, phrasebook, semantic  # noqa: E402
-from tools.usage_counts import (SOURCES, aliases, notebook_cells, read_source,  # noqa: E402
+from knowledge_base.qa import minilm, phrasebook, semantic
+from tools.usage_counts import (SOURCES, aliases, notebook_cells, read_source,
                                 references)
 
+ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "knowledge_base" / "qa" / "data" / "guide-phrases.npz"
 HEADING, SENTENCE, MENTION = 0, 1, 2
 MIN_WORDS, MAX_WORDS = 4, 40

@@ -10,9 +10,9 @@ symbols: is an accepted symbol (or an alias of one) among
 - ``doc@N``: the N nearest of the "doc" view, N the mean number of symbols "doc + phrases"
   offers, for a fair comparison.
 
-Tune only on training sets (benchmarks/kb_questions_train.yaml), never on a held-out one.
-Run: ``PYTHONPATH=$PWD .venv/bin/python tools/guide_phrases_check.py --kb $TFDESK_HOME/kb.sqlite
-benchmarks/kb_questions_train.yaml``.
+Tune only on training sets (knowledge_base/qa/sets/kb_questions_train.yaml), never on a held-out one.
+Run: ``.venv/bin/python -m tools.guide_phrases_check --kb $TFDESK_HOME/kb.sqlite
+knowledge_base/qa/sets/kb_questions_train.yaml``.
 """
 from __future__ import annotations
 
@@ -24,13 +24,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from knowledge_base.qa import minilm  # noqa: E402
-from knowledge_base.qa.answers import Answers  # noqa: E402
-from knowledge_base.names import clean_query, is_name  # noqa: E402
-from tools.guide_phrases import OUTPUT  # noqa: E402
+from knowledge_base.qa import minilm
+from knowledge_base.qa.answers import Answers
+from knowledge_base.names import clean_query, is_name
+from tools.guide_phrases import OUTPUT
 
 
 def check(path: Path, kb: Path, questions: Path, k: int = 20) -> dict:

@@ -2,7 +2,7 @@
 
 Real users' questions (issue and forum titles, verbatim, with the answer their thread gives) are
 other people's words, so they stay outside the repository (``/tmp/realq`` by default). What the
-repository keeps is ``benchmarks/real_questions_sources.yaml``: for each one its thread URL, the
+repository keeps is ``knowledge_base/qa/sets/real_questions_sources.yaml``: for each one its thread URL, the
 accepted names and its set, and no wording, so the sets can be collected again from the URLs and
 the split is checkable.
 
@@ -11,7 +11,7 @@ result is seen, so nobody chooses which questions are measured. Entries are chec
 accepted name must be a KB symbol, a thread counts once, and a question worded like an earlier one
 counts once.
 
-Run: ``.venv/bin/python tools/real_questions.py /tmp/realq/pool-*.yaml [--out /tmp/realq]``.
+Run: ``.venv/bin/python -m tools.real_questions /tmp/realq/pool-*.yaml [--out /tmp/realq]``.
 Then ``benchmarks/kb_search.py --real-heldout /tmp/realq/real-heldout.yaml``.
 """
 from __future__ import annotations
@@ -24,13 +24,12 @@ from pathlib import Path
 
 import yaml
 
+from knowledge_base.builder import read_merged
+from knowledge_base.pipeline import SHIPPED_EXTRACT
+from knowledge_base.qa import question_sets
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from knowledge_base.builder import read_merged  # noqa: E402
-from knowledge_base.pipeline import SHIPPED_EXTRACT  # noqa: E402
-
-MANIFEST = ROOT / "benchmarks" / "real_questions_sources.yaml"
+MANIFEST = question_sets.sources()
 HELD_OUT_EVERY = 3
 
 

@@ -1,41 +1,31 @@
-"""Fit the question ranker (knowledge_base/data/ranker.txt, described in ranking.yaml).
+"""Fit the question ranker (knowledge_base/qa/data/ranker.txt, described in ranking.yaml).
 
-The ranker scores each candidate of a question from its features (knowledge_base/questions.py:
+The ranker scores each candidate of a question from its features (knowledge_base/qa/questions.py:
 FEATURES) with gradient-boosted trees (LightGBM, LambdaRank: the order of a question's
 candidates is what is learned). Trees, not a weighted sum, because what one feature is worth
 depends on the others; measured the same way below, the linear ranker this replaces got 61.8%
-top-1 where the trees get 66%. Fitted on the TRAINING question sets only:
+top-1 where the trees get 66%. Fitted on the sets whose role in
+knowledge_base/qa/sets/manifest.yaml is training or tuned (never held-out; the book-only set,
+questions per commonly used symbol, is in the "asked before" book but not fitted on: measured
+by leaving each real-users file out, the book with it raised top-1 by 1-3 points, while fitting
+the ranker on it as well lowered it again), and on any --extra set (real users' questions,
+kept outside the repository). ``PATH:FILE[,FILE]`` names the sets that paraphrase it, left out
+of "asked before" while it is featurized.
 
-- benchmarks/kb_queries.yaml (its questions), benchmarks/kb_questions.yaml,
-  benchmarks/kb_questions_train.yaml (443 questions written as training data),
-  benchmarks/kb_questions_train2.yaml (a second set, session 5, written the same way),
-  benchmarks/kb_questions_train3.yaml (a third set, session 5, for symbols no other set covered),
-  benchmarks/kb_questions_train4.yaml (a fourth set, session 5, in the style of issue titles),
-  benchmarks/kb_questions_paraphrased.yaml (our paraphrases of real users' questions, session 5),
-  benchmarks/kb_questions_paraphrased2.yaml (two paraphrases each of session 6's real users'
-  training questions, /tmp/realq/real-train.yaml from tools/real_questions.py),
-  benchmarks/kb_questions_paraphrased3.yaml (the same for session 7's third round);
-- any --extra set (real users' questions, kept outside the repository). ``PATH:FILE[,FILE]``
-  names the benchmarks files that paraphrase it, left out of "asked before" while it is
-  featurized.
-
-benchmarks/kb_questions_needs.yaml (questions per commonly used symbol, session 7) is in the
-"asked before" book but not fitted on: measured by leaving each real-users file out, the book
-with it raised top-1 by 1-3 points, while fitting the ranker on it as well lowered it again.
 A second batch, for the 795 other symbols that answer training questions, was tried and
 dropped: the files whose answers chose those symbols rose, but kb_questions_train3.yaml (the
 long tail, not among them) fell from 48% to 29% top-1: a bigger book pulls questions about
 uncovered symbols toward covered neighbours.
 
 A training question is featurized as a new user's would be: the "asked before" phrasebook
-without its own file (knowledge_base/phrasebook.py). Never pass a held-out set
-(benchmarks/kb_questions_heldout.yaml, the second real-users set): they measure what a new
+without its own file (knowledge_base/qa/phrasebook.py). Never pass a held-out set
+(the manifest's held-out set, the second real-users set): they measure what a new
 user gets, and a training question worded as a held-out one is skipped. How well the ranker
 carries to new wording is estimated by leaving each file out in turn: a ranker fitted on the
 other files ranks that file's questions (questions whose answer is not among the candidates
 count as misses).
 
-Run: ``.venv/bin/python tools/train_ranking.py [--kb PATH]
+Run: ``.venv/bin/python -m tools.train_ranking [--kb PATH]
 [--extra /tmp/realq/real-train.yaml:kb_questions_paraphrased2.yaml,kb_questions_paraphrased3.yaml]
 [--write]``; without --write it only reports.
 """
@@ -49,20 +39,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from bot.config import load_config
+from knowledge_base.names import wants_compat
+from knowledge_base.qa import phrasebook, question_sets, questions
+from knowledge_base.qa.answers import Answers
+from tools.asked_book import held_out_keys, questions as training_questions
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from asked_book import held_out_keys, questions as training_questions  # noqa: E402
-from bot.config import load_config  # noqa: E402
-from knowledge_base.qa import phrasebook, questions  # noqa: E402
-from knowledge_base.qa.answers import Answers  # noqa: E402
-from knowledge_base.names import wants_compat  # noqa: E402
-
-TUNED = [ROOT / "benchmarks" / n for n in
-         ("kb_queries.yaml", "kb_questions.yaml", "kb_questions_train.yaml",
-          "kb_questions_train2.yaml", "kb_questions_train3.yaml", "kb_questions_train4.yaml",
-          "kb_questions_paraphrased.yaml", "kb_questions_paraphrased2.yaml",
-          "kb_questions_paraphrased3.yaml")]
 
 
 def groups(a: Answers, paths: list[Path],
@@ -168,24 +151,26 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kb", help="KB file (default: the configured one)")
     ap.add_argument("--extra", action="append", default=[], metavar="PATH[:PARAPHRASES]",
-                    help="another training question set; after a colon, the benchmarks files "
+                    help="another training question set; after a colon, the question sets "
                          "(comma-separated) that paraphrase it (left out of 'asked before' while "
                          "featurized)")
     ap.add_argument("--write", action="store_true",
-                    help="write knowledge_base/data/ranker.txt and ranking.yaml")
+                    help="write knowledge_base/qa/data/ranker.txt and ranking.yaml")
     args = ap.parse_args()
     extra = [e.partition(":") for e in args.extra]
     if any("heldout" in p or "questions-2" in p for p, _, _ in extra):
         ap.error("held-out sets must never be trained on")
     paraphrased = {Path(p).name: tuple(para.split(",")) for p, _, para in extra if para}
     # A misspelt paraphrase file would leave nothing out, and the estimate would read in-sample.
-    unknown = sorted({f for fs in paraphrased.values() for f in fs
-                      if not (ROOT / "benchmarks" / f).is_file()})
+    known = {s.file for s in question_sets.sets()}
+    unknown = sorted({f for fs in paraphrased.values() for f in fs if f not in known})
     if unknown:
-        ap.error(f"no such paraphrase file in benchmarks/: {', '.join(unknown)}")
+        ap.error(f"no such paraphrase file among the question sets "
+                 f"({question_sets.MANIFEST.relative_to(ROOT)}): {', '.join(unknown)}")
     cfg = load_config()
     a = Answers.open(Path(args.kb) if args.kb else cfg.kb_path, cfg.site_url)
-    paths = TUNED + [Path(p) for p, _, _ in extra]
+    paths = [s.path for s in question_sets.sets(*question_sets.FITTED)]
+    paths += [Path(p) for p, _, _ in extra]
     per_file = {p.name: groups(a, [p], paraphrased) for p in paths}
     data = [d for ds in per_file.values() for d in ds]
     missing = sum(not d[1].any() for d in data)
@@ -209,9 +194,10 @@ def main() -> int:
     if args.write:
         booster.save_model(str(questions.RANKER))
         header = (
-            "# The question ranker (knowledge_base/data/ranker.txt): how it was fitted, by\n"
+            "# The question ranker (knowledge_base/qa/data/ranker.txt): how it was fitted, by\n"
             "# tools/train_ranking.py. Fitted on training question sets only; the held-out\n"
-            "# sets (benchmarks/kb_questions_heldout.yaml, the second real-users set) were\n"
+            "# sets (knowledge_base/qa/sets/kb_questions_heldout.yaml, the second real-users\n"
+            "# set) were\n"
             "# never trained on.\n")
         doc = {
             "fitted": datetime.date.today().isoformat(),

@@ -8,7 +8,7 @@ object however often it names it, so one long tutorial cannot dominate; aliases 
 Re-run (needs git and a built KB; the sources as bare git dirs, e.g. from a mirror or
 ``git clone --bare``)::
 
-    PYTHONPATH=$PWD .venv/bin/python tools/usage_counts.py --kb $TFDESK_HOME/kb.sqlite \\
+    .venv/bin/python -m tools.usage_counts --kb $TFDESK_HOME/kb.sqlite \\
         --source tensorflow/docs=/path/to/tensorflow-docs.git \\
         --source keras-team/keras-io=/path/to/keras-io.git \\
         -o knowledge_base/data/usage.tsv
