@@ -11,7 +11,6 @@ build leaves the old KB untouched.
 """
 from __future__ import annotations
 
-import functools
 import json
 import lzma
 import os
@@ -24,15 +23,14 @@ from typing import Callable, Iterable, NamedTuple, Protocol, Sequence
 import sqlite_utils
 from packaging.version import Version
 
-from knowledge_base import popularity
-from knowledge_base import inheritance
+from knowledge_base import inheritance, popularity
 from knowledge_base.errors import KBError
-from knowledge_base.names import canonical_rank, name_words, part_words
-from knowledge_base.words import terms_of
-from knowledge_base.signatures import (describe_signature_change, parse_params,  # noqa: F401
-                                       signature_change)
-from knowledge_base.records import RAISES, METHOD, MODULE, PROPERTY, ReleaseExtract, ReleaseInfo, Rename
+from knowledge_base.events import MEMBER_KINDS, History, Releases, mentioned_name
+from knowledge_base.names import name_words, part_words
+from knowledge_base.records import MODULE, RAISES, ReleaseExtract, ReleaseInfo, Rename
+from knowledge_base.signatures import parse_params, signature_change  # noqa: F401 - tests
 from knowledge_base.store import FORMAT_VERSION, SCHEMA
+from knowledge_base.words import terms_of
 
 MERGED_FORMAT = 2  # 2: a TF2 class's span carries its public bases (see inheritance)
 READABLE_FORMATS = (1, 2)
@@ -162,7 +160,6 @@ def read_merged(path: Path) -> Merged:
 # -- derived facts -----------------------------------------------------------------------------
 
 DOC_HEAD = 800
-_MEMBER_KINDS = (METHOD, PROPERTY, "constant")
 COVER_HEAD = 300
 
 
@@ -174,9 +171,6 @@ def summary_of(doc: str) -> str:
             text = re.sub(r"\s*\(deprecated[^)]*\)\s*", " ", text).strip()
             return text[:300]
     return ""
-
-
-_NAME_IN_TEXT = re.compile(r"`?(tf\.[A-Za-z_][\w.]*[A-Za-z0-9_])`?")
 
 
 def module_of(name: str, kind: str, kinds: dict[str, str]) -> tuple[str, str | None]:
@@ -242,122 +236,63 @@ def build_kb(source: Iterable[ReleaseExtract] | Merged, out_path: Path,
 
 def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str],
            indexes: Sequence[DerivedIndex]) -> dict:
-    versions = [r.version for r in m.releases]
-    newest = len(versions) - 1
     db = sqlite_utils.Database(path)
     db.conn.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + SCHEMA)
-    names = sorted(m.spans)
-    ids = {n: i + 1 for i, n in enumerate(names)}
-    kinds = {n: m.spans[n][-1].kind for n in names}
+    r = Releases(m)
+    h = History(r, progress)
+    symbol_rows, fts_rows = _symbol_rows(r, h)
+    versions = r.versions
 
-    # object -> [(name, first, last)] to find aliases and moves per release.
-    by_obj: dict[str, list[tuple[str, int, int]]] = {}
-    for n in names:
-        for s in m.spans[n]:
-            if s.obj:
-                by_obj.setdefault(s.obj, []).append((n, s.first, s.last))
+    def insert(table: str, rows, columns: list[str] | None = None, replace: bool = False):
+        cols = columns or [c.name for c in db[table].columns]
+        db[table].insert_all((dict(zip(cols, r)) for r in rows), batch_size=2000,
+                             replace=replace)
 
-    def elsewhere(n: str, obj: str, ord_: int) -> bool:
-        """Is member ``n`` inherited, i.e. not defined by the class it hangs off? A member's
-        canonical name is under the class that defines it (Layer.get_weights, not
-        Model.get_weights), whatever canonical_rank says of the two names."""
-        parent, _, leaf = n.rpartition(".")
-        span = next((s for s in m.spans.get(parent, ()) if s.first <= ord_ <= s.last), None)
-        return span is None or span.kind != "class" or obj != f"{span.obj}.{leaf}"
+    with db.conn:
+        insert("symbols", symbol_rows)
+        insert("spans", h.span_rows)
+        insert("events", h.events)
+        insert("symbols_fts", fts_rows, ["rowid", "words", "path", "summary", "doc"])
+        insert("renames", [(r.old, r.new, r.note) for r in m.renames.values()], replace=True)
+        insert("releases", [(r.version, i, r.tf_version, r.tf_wheel, r.keras_version,
+                             r.keras_source, r.estimator_version, r.python_tag, h.present_in[i])
+                            for i, r in enumerate(m.releases)])
+        insert("meta", [("format", FORMAT_VERSION),
+                        ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+                        ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
+        db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
+        extra = popularity.build(db.conn)
+        # Derived indexes cover what the words index covers (see _symbol_rows).
+        texts = [IndexText(sid, r.names[sid - 1], *row) for sid, *row in fts_rows]
+        for index in indexes:
+            extra |= index.build(db.conn, texts, progress)
+    db.close()
+    return {"releases": len(versions), "symbols": len(r.names), "events": len(h.events),
+            "renames": len(m.renames), "bytes": path.stat().st_size, **extra}
 
-    @functools.lru_cache(maxsize=None)
-    def names_of(obj: str, ord_: int) -> list[str]:
-        found = [n for n, a, b in by_obj.get(obj, ()) if a <= ord_ <= b]
-        if len(found) < 2:
-            return found
-        return sorted(found, key=lambda n: (kinds[n] in _MEMBER_KINDS and elsewhere(n, obj, ord_),
-                                            canonical_rank(n)))
 
-    # release -> names whose (new) run starts there, for moves whose defining object changed too.
-    added_at: dict[tuple[int, str], list[tuple[str, Span]]] = {}
-    for n in names:
-        for s in m.spans[n]:
-            added_at.setdefault((s.first, n.rsplit(".", 1)[-1]), []).append((n, s))
-    present_sets: dict[int, set[str]] = {}
-
-    def names_at(ord_: int) -> set[str]:
-        if ord_ not in present_sets:
-            present_sets[ord_] = {n for n in names
-                                  if any(s.first <= ord_ <= s.last for s in m.spans[n])}
-        return present_sets[ord_]
-
-    present_in = [0] * len(versions)
-    events: list[tuple] = []
+def _symbol_rows(r: Releases, h: History) -> tuple[list[tuple], list[tuple]]:
+    """The symbols table's rows, and the words index's (once per object)."""
+    m, versions, ids = r.m, r.versions, r.ids
     symbol_rows: list[tuple] = []
-    span_rows: list[tuple] = []
     fts_rows: list[tuple] = []
-    moved_to: dict[str, tuple[str, int]] = {}  # old name -> (new name, release ord)
-    for count, n in enumerate(names):
-        if progress and count % 5000 == 0:
-            progress("building KB: symbols", count, len(names))
-        sid = ids[n]
-        runs = m.spans[n]
-        prev: Span | None = None
-        for s in runs:
-            span_rows.append((sid, s.first, s.last, s.kind, s.sig, s.obj, s.dep))
-            for o in range(s.first, s.last + 1):
-                present_in[o] += 1
-            if prev is None or prev.last < s.first - 1:
-                if prev is not None:  # it had gone and came back
-                    events.append(_removed(sid, prev, versions, n, names_of, names_at, added_at, moved_to))
-                detail = ("in the oldest release in the KB" if s.first == 0 else "added")
-                events.append((sid, s.first, versions[s.first], "added", detail, None))
-            else:
-                if prev.sig != s.sig and (prev.sig or s.sig):
-                    c = signature_change(prev.sig, s.sig)
-                    events.append((sid, s.first, versions[s.first], "signature_changed",
-                                   describe_signature_change(c), json.dumps(c)))
-                if s.dep is not None and (prev.dep is None or _dep_args(prev.dep) != _dep_args(s.dep)):
-                    events.append(_deprecated(sid, s, versions))
-                elif prev.dep is not None and s.dep is None:
-                    events.append((sid, s.first, versions[s.first], "undeprecated",
-                                   "no longer marked deprecated", None))
-                # A member's definition moving (keras.engine -> keras.src.engine, thousands
-                # of them per Keras reshuffle) is its class's news, not its own.
-                if prev.obj != s.obj and prev.obj and s.obj and s.kind not in _MEMBER_KINDS:
-                    events.append((sid, s.first, versions[s.first], "definition_moved",
-                                   f"now defined in `{s.obj}` (was `{prev.obj}`)",
-                                   json.dumps({"from": prev.obj, "to": s.obj})))
-            if s.dep is not None and (prev is None or prev.last < s.first - 1):
-                events.append(_deprecated(sid, s, versions))
-            prev = s
-        if runs[-1].last < newest:
-            events.append(_removed(sid, runs[-1], versions, n, names_of, names_at, added_at, moved_to))
-
-    # "moved from" on the receiving side, once all removals are known.
-    for old, (new, o) in moved_to.items():
-        if new in ids:
-            events.append((ids[new], o, versions[o], "moved",
-                           f"`{old}` moved here", json.dumps({"from": old})))
-
-    deps_by_sid: dict[int, tuple[str, str]] = {}
-    for e in events:
-        if e[3] == "deprecated":
-            deps_by_sid[e[0]] = (e[2], e[4])
-        elif e[3] in ("undeprecated", "added"):
-            deps_by_sid.pop(e[0], None)
-
-    for n in names:
+    for n in r.names:
         sid = ids[n]
         runs = m.spans[n]
         last = runs[-1]
         kind = last.kind
-        module, parent = module_of(n, kind, kinds)
+        module, parent = module_of(n, kind, r.kinds)
         doc = m.docs.get(n, "")
-        canon = names_of(last.obj, last.last)[0] if last.obj and names_of(last.obj, last.last) else n
+        aliases = r.names_of(last.obj, last.last) if last.obj else []
+        canon = aliases[0] if aliases else n
         if last.dep and json.loads(last.dep).get("how") == RAISES:
             canon = n  # one stub object behind many names is no alias of them
 
-        removed_in = versions[last.last + 1] if last.last < newest else None
-        dep_in, dep_text = deps_by_sid.get(sid, (None, None)) if last.dep else (None, None)
-        replacement = moved_to[n][0] if n in moved_to and runs[-1].last < newest else None
+        removed_in = versions[last.last + 1] if last.last < r.newest else None
+        dep_in, dep_text = h.deprecated.get(sid, (None, None)) if last.dep else (None, None)
+        replacement = h.moved_to[n][0] if n in h.moved_to and runs[-1].last < r.newest else None
         if replacement is None and dep_text:
-            replacement = _mentioned_name(dep_text, n, ids)
+            replacement = mentioned_name(dep_text, n, ids)
         if replacement is None and n in m.renames and m.renames[n].new != n:
             replacement = m.renames[n].new
         symbol_rows.append((sid, n, module, parent, n.rsplit(".", 1)[-1], kind, last.obj or None,
@@ -371,97 +306,8 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         # tensorflow.org shows): not the generated tf.raw_ops, not TF1 class members or
         # tf.compat.v1.keras (reached by name or through their class).
         if canon != n or ".raw_ops." in n or n.startswith("tf.compat.v1.keras.") or (
-                ".compat." in n and kind in _MEMBER_KINDS):
+                ".compat." in n and kind in MEMBER_KINDS):
             continue
         fts_rows.append((sid, part_words(leaf), name_words(parent_part), summary_of(doc),
                          doc[:DOC_HEAD]))
-
-    def insert(table: str, rows, columns: list[str] | None = None, replace: bool = False):
-        cols = columns or [c.name for c in db[table].columns]
-        db[table].insert_all((dict(zip(cols, r)) for r in rows), batch_size=2000,
-                             replace=replace)
-
-    with db.conn:
-        insert("symbols", symbol_rows)
-        insert("spans", span_rows)
-        insert("events", events)
-        insert("symbols_fts", fts_rows, ["rowid", "words", "path", "summary", "doc"])
-        insert("renames", [(r.old, r.new, r.note) for r in m.renames.values()], replace=True)
-        insert("releases", [(r.version, i, r.tf_version, r.tf_wheel, r.keras_version,
-                             r.keras_source, r.estimator_version, r.python_tag, present_in[i])
-                            for i, r in enumerate(m.releases)])
-        insert("meta", [("format", FORMAT_VERSION),
-                        ("built_at", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
-                        ("newest", versions[-1]), ("oldest", versions[0]), *meta.items()])
-        db.execute("INSERT INTO symbols_fts(symbols_fts) VALUES ('optimize')")
-        extra = popularity.build(db.conn)
-        # Derived indexes cover what the words index covers (see above).
-        texts = [IndexText(sid, names[sid - 1], *row) for sid, *row in fts_rows]
-        for index in indexes:
-            extra |= index.build(db.conn, texts, progress)
-    db.close()
-    return {"releases": len(versions), "symbols": len(names), "events": len(events),
-            "renames": len(m.renames), "bytes": path.stat().st_size, **extra}
-
-
-def _dep_args(dep: str) -> list[str]:
-    return json.loads(dep).get("args") or []
-
-
-def _deprecated(sid: int, s: Span, versions: list[str]) -> tuple:
-    d = json.loads(s.dep)
-    text = d.get("instructions") or ""
-    if d.get("how") == RAISES:  # a stub: the name resolves, using it raises
-        return (sid, s.first, versions[s.first], "unusable",
-                f"present but unusable: raises {text}".strip(), s.dep)
-    if d.get("args"):  # only some arguments are deprecated, not the symbol
-        text = f"arguments {', '.join(d['args'])} deprecated. {text}".strip()
-        return (sid, s.first, versions[s.first], "arguments_deprecated", text, s.dep)
-    return (sid, s.first, versions[s.first], "deprecated", text or "deprecated", s.dep)
-
-
-def _removed(sid, span: Span, versions, name, names_of, names_at, added_at, moved_to) -> tuple:
-    o = span.last + 1
-    target = None
-    if span.kind in (METHOD, PROPERTY):
-        # A member moves only with its class; inherited members of a removed subclass are
-        # still "the same object" as the base's, which is no move.
-        parent, _, leaf = name.rpartition(".")
-        moved_parent = moved_to.get(parent)
-        if moved_parent and moved_parent[1] == o and f"{moved_parent[0]}.{leaf}" in names_at(o):
-            target = f"{moved_parent[0]}.{leaf}"
-    elif span.obj:
-        # Same defining object still public under another name: it moved there. Or an alias it
-        # had in its last release survives (even if the object itself was redefined).
-        others = [x for x in names_of(span.obj, o) if x != name] or [
-            x for x in names_of(span.obj, span.last) if x != name and x in names_at(o)]
-        target = others[0] if others else None
-    if target is None and span.kind not in (METHOD, PROPERTY):
-        target = _same_short_name_added(name, span, o, added_at)
-    if target:
-        moved_to[name] = (target, o)
-        return (sid, o, versions[o], "removed", f"removed; moved to `{target}`",
-                json.dumps({"to": target}))
-    return (sid, o, versions[o], "removed", "removed", None)
-
-
-def _same_short_name_added(name: str, span: Span, o: int,
-                           added_at: dict[tuple[int, str], list[tuple[str, Span]]]) -> str | None:
-    """A name with the same last part and kind that appeared in the same release under the same
-    top-level namespace: the usual shape of a move out of ``experimental``."""
-    short = name.rsplit(".", 1)[-1]
-    top = ".".join(name.split(".")[:2])
-    best = None
-    for cand, s in added_at.get((o, short), ()):
-        if cand.startswith(top + ".") and s.kind == span.kind and cand != name:
-            if best is None or canonical_rank(cand) < canonical_rank(best):
-                best = cand
-    return best
-
-
-def _mentioned_name(text: str, own: str, ids: dict[str, int]) -> str | None:
-    for cand in _NAME_IN_TEXT.findall(text):
-        cand = cand.rstrip(".")
-        if cand != own and cand in ids:
-            return cand
-    return None
+    return symbol_rows, fts_rows

@@ -71,12 +71,24 @@ class Hits(dict):
         return out
 
 
+class _PerSymbol(dict):
+    """symbol id -> a value computed on first use (a name lookup touches a few symbols; the
+    question ranker a few hundred; none needs all 39,000 at start)."""
+
+    def __init__(self, compute):
+        super().__init__()
+        self.compute = compute
+
+    def __missing__(self, sid: int):
+        value = self[sid] = self.compute(sid)
+        return value
+
+
 class Searcher:
     def __init__(self, db: sqlite3.Connection, versions: list[str]):
         """``versions``: the KB's releases, oldest first (``KB.versions``)."""
         self.db = db
         self.versions = versions
-        newest_ord = len(versions) - 1
         rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical, object "
                           "FROM symbols")
         self.objects: dict[int, str] = {}
@@ -86,11 +98,11 @@ class Searcher:
         self.short: dict[str, list[int]] = {}
         self.children: dict[str, dict[str, int]] = {}
         self.names: dict[int, str] = {}
-        self.prior: dict[int, float] = {}
-        self.traits: dict[int, tuple[float, ...]] = {}
+        self._facts: dict[int, tuple] = {}
         for sid, name, short, depth, last, kind, canonical, obj in rows:
             self.names[sid] = name
             self.kinds[sid] = kind
+            self._facts[sid] = (depth, last, canonical)
             if obj:
                 self.objects[sid] = obj
             self.name_to_id[name] = sid
@@ -98,18 +110,26 @@ class Searcher:
             self.short.setdefault(short.lower(), []).append(sid)
             parent, _, leaf = name.rpartition(".")
             self.children.setdefault(parent, {})[leaf] = sid
-            self.traits[sid] = traits(name, depth, last, newest_ord, kind, canonical)
-            self.prior[sid] = name_prior(name, self.traits[sid])
         self.short_keys = list(self.short)
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
                         db.execute("SELECT old, new, note FROM renames")}
         # Per searcher (the answers depend on this KB): a name asked again is not resolved again.
         self.inherited = functools.lru_cache(maxsize=1024)(self._inherited)
-        self.evidence = refs = popularity.load(db)
-        for sid, n in refs.items():
-            if sid in self.prior:
-                self.prior[sid] += popularity.prior(n)
+        self.evidence = popularity.load(db)
+        # What a symbol is (names.traits), and the prior that prefers what people mean.
+        self.traits: dict[int, tuple[float, ...]] = _PerSymbol(self._traits)
+        self.prior: dict[int, float] = _PerSymbol(self._prior)
+
+    def _traits(self, sid: int) -> tuple[float, ...]:
+        depth, last, canonical = self._facts[sid]
+        return traits(self.names[sid], depth, last, len(self.versions) - 1, self.kinds[sid],
+                      canonical)
+
+    def _prior(self, sid: int) -> float:
+        p = name_prior(self.names[sid], self.traits[sid])
+        e = self.evidence.get(sid)
+        return p if e is None else p + popularity.prior(e)
 
     # -- public ---------------------------------------------------------------------------
     def hits(self, q: str) -> Hits:

@@ -11,7 +11,6 @@ from knowledge_base import links
 from knowledge_base.errors import KBError
 from knowledge_base.names import canonical_rank, clean_query, is_name
 from knowledge_base.qa.index import QuestionIndex
-from knowledge_base.qa.questions import ranking
 from knowledge_base.search import Searcher
 from knowledge_base.store import KB
 from knowledge_base.qa import error_answers, pasted
@@ -108,52 +107,10 @@ class Answers:
             return {"query": q, "results": [], "message": "empty question: ask for a symbol "
                     "name or describe what you want to do", "suggestions": []}
         hits = self.questions.search(q, limit=limit * 4 if ord_ is not None else limit)
-        results = []
-        absent = None  # the symbol the name meant, when it is not in the asked release
-        inh = self.lookup.inherited(q) if any(
-            h.how in ("inherited", *CANDIDATE_MATCHES) for h in hits) else None
-        for h in hits:
-            sym = self.kb.symbol_by_id(h.id)
-            d = self.describe(sym, ord_)
-            if inh is not None and h.how in ("inherited", *CANDIDATE_MATCHES):
-                if ord_ is not None and not inh.covers(ord_):
-                    # The defining class has it in that release; the class asked about not.
-                    if absent is None and not results:
-                        absent = {"name": inh.query, "available": inh.available(self.kb.versions)}
-                    continue
-                if ord_ is not None and not d["present_in_release"]:
-                    continue  # another name answers for that release
-                if any(r.get("note") == h.note for r in results):
-                    h.note = ""  # said once, on the first defining member
-            elif ord_ is not None and not d["present_in_release"]:
-                if absent is None and not results and h.how != "text":
-                    absent = d
-                continue
-            d.update(score=round(h.score, 3), match=h.how)
-            if h.note:
-                d["note"] = h.note
-            results.append(d)
-            if len(results) >= limit:
-                break
+        results, absent = self._results(q, hits, ord_, limit)
         out = {"query": q, "version": self.kb.versions[ord_] if ord_ is not None else self.kb.newest,
                "results": results}
-        legacy = self.lookup.renames.get(q) or self.lookup.renames.get("tf." + q)
-        current = next((r for r in results if r["match"] == "exact" and r["last"] == self.kb.newest
-                        and r["name"] in (q, "tf." + q)), None)
-        if legacy and current is not None:
-            # Still TF2 API (tf.strings.split): the upgrade note is about TF1 code using it.
-            if legacy[1] and not current.get("note"):
-                current["note"] = f"in TF1 code: {legacy[1]}"
-        elif legacy and not any(r.get("match") == "legacy" for r in results):
-            out["legacy"] = {"name": q, "new": legacy[0], "note": legacy[1]}
-        elif not legacy and (pre := self.lookup.renamed_prefix(q)) and (pre[2] or not any(
-                r.get("match") == "legacy" for r in results)):
-            out["legacy"] = {"name": pre[0], "new": pre[1], "note": pre[2]}
-        elif q.startswith("tf.contrib.") and not legacy:
-            out["legacy"] = {"name": q, "new": None, "note": (
-                "tf.contrib was removed in TF 2.0: its parts moved into TF core (tf.compat.v1 "
-                "for TF1 behaviour), Keras, or separate packages such as TensorFlow Addons "
-                "and tf-slim")}
+        self._legacy(q, results, out)
         if absent is not None:
             where = (f"{absent['name']} is not in {self.kb.versions[ord_]}; "
                      f"it is in {absent['available']}")
@@ -181,10 +138,64 @@ class Answers:
                 f" in {self.kb.versions[ord_]}" if ord_ is not None else ""))
         return out
 
+    def _results(self, q: str, hits: list, ord_: int | None,
+                 limit: int) -> tuple[list[dict], dict | None]:
+        """The hits as answers (in release ``ord_`` when given), and the symbol the name meant
+        when it is not in that release."""
+        results: list[dict] = []
+        absent = None  # the symbol the name meant, when it is not in the asked release
+        inh = self.lookup.inherited(q) if any(
+            h.how in ("inherited", *CANDIDATE_MATCHES) for h in hits) else None
+        for h in hits:
+            sym = self.kb.symbol_by_id(h.id)
+            d = self.describe(sym, ord_)
+            if inh is not None and h.how in ("inherited", *CANDIDATE_MATCHES):
+                if ord_ is not None and not inh.covers(ord_):
+                    # The defining class has it in that release; the class asked about not.
+                    if absent is None and not results:
+                        absent = {"name": inh.query, "available": inh.available(self.kb.versions)}
+                    continue
+                if ord_ is not None and not d["present_in_release"]:
+                    continue  # another name answers for that release
+                if any(r.get("note") == h.note for r in results):
+                    h.note = ""  # said once, on the first defining member
+            elif ord_ is not None and not d["present_in_release"]:
+                if absent is None and not results and h.how != "text":
+                    absent = d
+                continue
+            d.update(score=round(h.score, 3), match=h.how)
+            if h.note:
+                d["note"] = h.note
+            results.append(d)
+            if len(results) >= limit:
+                break
+        return results, absent
+
+    def _legacy(self, q: str, results: list[dict], out: dict) -> None:
+        """What the upgrade tables say of a TF1 name asked for (a note, or ``out["legacy"]``)."""
+        legacy = self.lookup.renames.get(q) or self.lookup.renames.get("tf." + q)
+        current = next((r for r in results if r["match"] == "exact" and r["last"] == self.kb.newest
+                        and r["name"] in (q, "tf." + q)), None)
+        if legacy and current is not None:
+            # Still TF2 API (tf.strings.split): the upgrade note is about TF1 code using it.
+            if legacy[1] and not current.get("note"):
+                current["note"] = f"in TF1 code: {legacy[1]}"
+        elif legacy and not any(r.get("match") == "legacy" for r in results):
+            out["legacy"] = {"name": q, "new": legacy[0], "note": legacy[1]}
+        elif not legacy and (pre := self.lookup.renamed_prefix(q)) and (pre[2] or not any(
+                r.get("match") == "legacy" for r in results)):
+            out["legacy"] = {"name": pre[0], "new": pre[1], "note": pre[2]}
+        elif q.startswith("tf.contrib.") and not legacy:
+            out["legacy"] = {"name": q, "new": None, "note": (
+                "tf.contrib was removed in TF 2.0: its parts moved into TF core (tf.compat.v1 "
+                "for TF1 behaviour), Keras, or separate packages such as TensorFlow Addons "
+                "and tf-slim")}
+
     @staticmethod
     def unsure(score: float) -> str:
         """Said when a question's first answer scores as a guess (the threshold and its
         measured hit rates come from the ranker's fit, ranking.yaml)."""
+        from knowledge_base.qa.questions import ranking  # NumPy: for questions in words only
         conf = ranking().get("confidence") or {}
         if not conf or score >= conf["unsure_below"]:
             return ""

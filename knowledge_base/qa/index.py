@@ -7,31 +7,45 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from knowledge_base.errors import KBError
 from knowledge_base.names import clean_query, is_name, wants_compat
-from knowledge_base.qa import phrasebook, questions, semantic
 from knowledge_base.search import Hit, Searcher
+
+if TYPE_CHECKING:  # imported where used: a name lookup needs neither NumPy nor LightGBM
+    from knowledge_base.qa import phrasebook, semantic
 
 
 @dataclass
 class QuestionIndex:
     lookup: Searcher                   # names, kinds, short names, traits, prior, evidence
-    df: dict[str, int]                 # documents per (Porter-stemmed) term of the words index
-    n_docs: int
-    vocab: list[str]                   # terms a misspelt question word may be corrected to
     semantic_error: str = field(default="", init=False)  # why meaning is off, when it is
 
     @classmethod
     def build(cls, lookup: Searcher) -> "QuestionIndex":
-        # Document count per term, to leave out words too common to matter.
-        df = dict(lookup.db.execute("SELECT term, doc FROM symbols_fts_vocab"))
-        return cls(lookup, df, max(1, len(lookup.names)),
-                   [t for t, d in df.items() if d >= 3 and t.isalpha()])
+        return cls(lookup)
+
+    # Read on the first question in words (a name lookup never needs them).
+    @cached_property
+    def df(self) -> dict[str, int]:
+        """Documents per (Porter-stemmed) term of the words index, to leave out words too
+        common to matter."""
+        return dict(self.lookup.db.execute("SELECT term, doc FROM symbols_fts_vocab"))
+
+    @cached_property
+    def n_docs(self) -> int:
+        return max(1, len(self.lookup.names))
+
+    @cached_property
+    def vocab(self) -> list[str]:
+        """Terms a misspelt question word may be corrected to."""
+        return [t for t, d in self.df.items() if d >= 3 and t.isalpha()]
 
     @cached_property
     def semantic(self) -> semantic.Index | None:
         """The semantic index, or None (with ``semantic_error`` saying why)."""
+        from knowledge_base.qa import semantic
         try:
             return semantic.Index.load(self.lookup.db)
         except KBError as exc:
@@ -41,6 +55,7 @@ class QuestionIndex:
     @cached_property
     def phrasebooks(self) -> dict[str, phrasebook.Book]:
         """Known questions and guide sentences, as vectors (empty without the model)."""
+        from knowledge_base.qa import phrasebook, semantic
         if self.semantic is None:
             return {}
         return phrasebook.load_all(semantic.MODEL, self.lookup.name_to_id)
@@ -54,6 +69,7 @@ class QuestionIndex:
         # Words only when the name gave nothing convincing; for a name-like query they are
         # a weak fallback (its words are the name's own parts).
         if not nameish or not hits.convincing():
+            from knowledge_base.qa import questions
             for sid, z in questions.rank(self, q, wants_compat(q), meaning=not nameish):
                 # The ranker's score is unbounded: squashed into (0, 1) like the name scores,
                 # which for a name-like query here are all weak ones.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -135,19 +136,73 @@ def variants(word: str) -> list[str]:
     return []
 
 
+@dataclass
+class Evidence:
+    """What each source says of a question's candidates (symbol id -> its signal)."""
+    words: list[str]                  # the question's words, corrected
+    wanted: set[str]                  # their stems (and irregular plurals')
+    said_words: set[str]              # the words as written
+    bm25: dict[int, float]
+    named: dict[int, bool]
+    sem: dict[str, dict[int, int]]    # view -> rank among the semantic neighbours
+    cos: dict[str, dict[int, float]]  # view -> cosine
+    asked: dict[int, tuple]
+    guide: dict[int, tuple]
+    concept: dict[int, tuple[int, int]]
+    mentioned: set[int]
+    ids: list[int] = field(default_factory=list)
+
+
 def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = True,
                leave_out: tuple[tuple[str, ...], int] = ((), 0)) -> tuple[list[int], np.ndarray]:
     """The symbols that could answer question ``q`` and their features (one row each).
     ``meaning=False`` leaves the sentence model out (a misspelt name is not a sentence, and
     names must stay instant). ``leave_out`` is for training only (see Book.evidence)."""
+    ev = evidence(ix, q, meaning, leave_out)
+    if ev is None:
+        return [], np.zeros((0, len(FEATURES)))
+    return ev.ids, features(ix, ev, wants_compat)
+
+
+def evidence(ix: QuestionIndex, q: str, meaning: bool,
+             leave_out: tuple[tuple[str, ...], int]) -> Evidence | None:
+    """Every source's candidates for ``q`` (None when it has no word to search by)."""
     raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
     said = [w for w in raw if w not in STOPWORDS] or raw
     asked = list(dict.fromkeys(w for w in said if len(w) > 1))[:12]
     words = misspelt_names(ix, [correct(ix, w) for w in asked])
     if not words:
-        return [], np.zeros((0, len(FEATURES)))
+        return None
     fixed = dict(zip(asked, words))
-    named = named_by_words(ix, words)
+    wanted = {stem(w) for w in words} | {stem(v) for w in words for v in variants(w)}
+    sem: dict[str, dict[int, int]] = {"doc": {}, "name": {}}
+    cos: dict[str, dict[int, float]] = {"doc": {}, "name": {}}
+    index = ix.semantic if meaning else None
+    if index is not None:
+        # The whole question: the sentence model reads "not", "only", "per" and word order.
+        for view in sem:
+            for rank, (sid, c) in enumerate(index.query(q, k=SEM_K, view=view)):
+                sem[view][sid], cos[view][sid] = rank, c
+    asked_ev, guide = phrases(ix, q, leave_out) if index is not None else ({}, {})
+    # Concepts see one-letter words too ("largest k").
+    said_stems = wanted | {stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
+    order = [stem(fixed.get(w, w)) for w in said]
+    ev = Evidence(words, wanted, set(raw), bm25_of(ix, words), named_by_words(ix, words),
+                  sem, cos, asked_ev, guide, concepts_meant(ix, said_stems, order),
+                  mentioned_names(ix, q))
+    ev.ids = list(dict.fromkeys([
+        *ev.bm25, *ev.named, *sem["doc"], *sem["name"], *ev.concept, *ev.mentioned,
+        *(i for i, e in asked_ev.items() if e[1] < ASK_NEW),
+        *(i for i, e in guide.items() if e[1] < GUIDE_NEW)]))
+    if index is not None:
+        for view, found in cos.items():
+            missing = [i for i in ev.ids if i not in found]
+            found.update(zip(missing, index.similarity(q, missing, view)))
+    return ev
+
+
+def bm25_of(ix: QuestionIndex, words: list[str]) -> dict[int, float]:
+    """BM25 over names, summaries and docstrings, relative to the best hit."""
     # Words in more than 12% of the KB ("tensor", "dataset") barely change BM25's order
     # but make the query slow; keep them only if nothing rarer is there.
     dfs = {w: ix.df.get(stem(w), 0) for w in words}
@@ -158,21 +213,13 @@ def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = Tr
         "SELECT rowid, bm25(symbols_fts, 10.0, 1.5, 4.0, 1.0) AS r FROM symbols_fts "
         "WHERE symbols_fts MATCH ? ORDER BY r LIMIT ?",
         (" OR ".join(f'"{w}"' for w in terms), BM25_K)).fetchall()
-    wanted = {stem(w) for w in words} | {stem(v) for w in words for v in variants(w)}
     best = (-rows[0][1] or 1.0) if rows else 1.0
-    bm25 = {sid: -r / best for sid, r in rows}
-    sem: dict[str, dict[int, int]] = {"doc": {}, "name": {}}
-    cos: dict[str, dict[int, float]] = {"doc": {}, "name": {}}
-    index = ix.semantic if meaning else None
-    if index is not None:
-        # The whole question: the sentence model reads "not", "only", "per" and word order.
-        for view in sem:
-            for rank, (sid, c) in enumerate(index.query(q, k=SEM_K, view=view)):
-                sem[view][sid], cos[view][sid] = rank, c
-    asked, guide = phrases(ix, q, leave_out) if index is not None else ({}, {})
-    # Concepts see one-letter words too ("largest k").
-    said_stems = wanted | {stem(w) for w in raw if len(w) == 1 and w not in STOPWORDS}
-    order = [stem(fixed.get(w, w)) for w in said]
+    return {sid: -r / best for sid, r in rows}
+
+
+def concepts_meant(ix: QuestionIndex, said_stems: set[str],
+                   order: list[str]) -> dict[int, tuple[int, int]]:
+    """Symbol -> (its place among the concept's names, words of the phrase that fired)."""
     concept: dict[int, tuple[int, int]] = {}
     for name, rank, n_words in concepts.meant(said_stems, stem, order):
         sid = ix.lookup.name_to_id.get(name)
@@ -182,50 +229,28 @@ def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = Tr
             old = concept.get(sid)
             if old is None or (n_words, -rank) > (old[1], -old[0]):
                 concept[sid] = (rank, n_words)
-    mentioned = mentioned_names(ix, q)
-    ids = list(dict.fromkeys([
-        *bm25, *named, *sem["doc"], *sem["name"], *concept, *mentioned,
-        *(i for i, e in asked.items() if e[1] < ASK_NEW),
-        *(i for i, e in guide.items() if e[1] < GUIDE_NEW)]))
-    cover = coverage(ix, ids, wanted, len(words))
-    if index is not None:
-        for view, found in cos.items():
-            missing = [i for i in ids if i not in found]
-            found.update(zip(missing, index.similarity(q, missing, view)))
+    return concept
+
+
+def features(ix: QuestionIndex, ev: Evidence, wants_compat: bool) -> np.ndarray:
+    """One row of FEATURES per candidate."""
+    ids, wanted, look = ev.ids, ev.wanted, ix.lookup
+    cover = coverage(ix, ids, wanted, len(ev.words))
     specific, parents = specific_members(ix, ids, wanted)
-    said_members = {i for i in ids if ix.lookup.kinds[i] in ("method", "property") and
-                    (w := words_of(ix.lookup.names[i].rpartition(".")[2]) - stop_stems(stem))
+    said_members = {i for i in ids if look.kinds[i] in ("method", "property") and
+                    (w := words_of(look.names[i].rpartition(".")[2]) - stop_stems(stem))
                     and w <= wanted}
-    said_words = set(raw)
     x = np.zeros((len(ids), len(FEATURES)))
     for row, sid in enumerate(ids):
         f = x[row]
-        name, kind = ix.lookup.names[sid], ix.lookup.kinds[sid]
-        f[_F["bm25"]] = bm25.get(sid, 0.0)
+        name, kind = look.names[sid], look.kinds[sid]
+        f[_F["bm25"]] = ev.bm25.get(sid, 0.0)
         f[_F["cover"]] = cover.get(sid, 0.0)
-        if sid in named:
+        if sid in ev.named:
             f[_F["named"]] = 1.0
-            f[_F["named_first"]] = float(named[sid])
-        f[_F["mentioned"]] = float(sid in mentioned)
-        f[_F["cos"]] = cos["doc"].get(sid, 0.0)
-        f[_F["sem_top"]] = 1.0 / (1 + sem["doc"][sid]) if sid in sem["doc"] else 0.0
-        f[_F["cos_name"]] = cos["name"].get(sid, 0.0)
-        f[_F["sem_name_top"]] = 1.0 / (1 + sem["name"][sid]) if sid in sem["name"] else 0.0
-        if sid in asked:
-            c, r, _, n = asked[sid]
-            f[_F["asked"]], f[_F["asked_top"]] = c, 1.0 / (1 + r)
-            f[_F["asked_close"]] = max(0.0, c - 0.8) / 0.2
-            f[_F["asked_votes"]] = n / ASK_K
-        if sid in guide:
-            c, r, w, n = guide[sid]
-            f[_F["guide"]], f[_F["guide_top"]] = c, 1.0 / (1 + r)
-            f[_F["guide_votes"]] = n / GUIDE_K
-            f[_F["guide_weight"]] = w
-        if sid in concept:
-            c_rank, c_words = concept[sid]
-            f[_F["concept"]] = 1.0
-            f[_F["concept_first"]] = float(c_rank == 0)
-            f[_F["concept_words"]] = min(c_words, 3) / 3
+            f[_F["named_first"]] = float(ev.named[sid])
+        f[_F["mentioned"]] = float(sid in ev.mentioned)
+        _meaning(f, sid, ev)
         if kind in ("method", "property") and not words_of(name.rsplit(".", 2)[-2]) <= wanted:
             f[_F["member_unnamed"]] = 1.0
         f[_F["member_said"]] = float(sid in said_members)
@@ -233,15 +258,38 @@ def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = Tr
         f[_F["generic_parent"]] = float(sid in parents)
         f[_F["constant"]] = float(kind == "constant")
         f[_F["module"]] = float(kind == "module")
-        f[_F["twin"]] = float(any(name.startswith(p) and w not in said_words
+        f[_F["twin"]] = float(any(name.startswith(p) and w not in ev.said_words
                                   for p, w in TWIN_NAMESPACES))
-        f[_TRAITS] = ix.lookup.traits[sid]
+        f[_TRAITS] = look.traits[sid]
         f[_F["compat_asked"]] = f[_F["compat"]] * wants_compat
-        e = ix.lookup.evidence.get(sid)
+        e = look.evidence.get(sid)
         if e is not None:
             f[_F["refs"]] = math.log1p(e.refs)
             f[_F["files"]] = math.log1p(e.files)
-    return ids, x
+    return x
+
+
+def _meaning(f: np.ndarray, sid: int, ev: Evidence) -> None:
+    """The features from meaning: sentence-model neighbours, phrasebooks, concepts."""
+    f[_F["cos"]] = ev.cos["doc"].get(sid, 0.0)
+    f[_F["sem_top"]] = 1.0 / (1 + ev.sem["doc"][sid]) if sid in ev.sem["doc"] else 0.0
+    f[_F["cos_name"]] = ev.cos["name"].get(sid, 0.0)
+    f[_F["sem_name_top"]] = 1.0 / (1 + ev.sem["name"][sid]) if sid in ev.sem["name"] else 0.0
+    if sid in ev.asked:
+        c, r, _, n = ev.asked[sid]
+        f[_F["asked"]], f[_F["asked_top"]] = c, 1.0 / (1 + r)
+        f[_F["asked_close"]] = max(0.0, c - 0.8) / 0.2
+        f[_F["asked_votes"]] = n / ASK_K
+    if sid in ev.guide:
+        c, r, w, n = ev.guide[sid]
+        f[_F["guide"]], f[_F["guide_top"]] = c, 1.0 / (1 + r)
+        f[_F["guide_votes"]] = n / GUIDE_K
+        f[_F["guide_weight"]] = w
+    if sid in ev.concept:
+        c_rank, c_words = ev.concept[sid]
+        f[_F["concept"]] = 1.0
+        f[_F["concept_first"]] = float(c_rank == 0)
+        f[_F["concept_words"]] = min(c_words, 3) / 3
 
 
 def phrases(ix: QuestionIndex, q: str,
