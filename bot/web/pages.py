@@ -6,7 +6,8 @@ Per item, what a viewer sees follows their Actor: a job's log only for its owner
 from __future__ import annotations
 
 import json
-from typing import Any
+import threading
+from typing import Any, Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,7 +21,14 @@ ACTIVE = ("queued", "starting", "running")
 PNG_HEADERS = {"cache-control": "no-store", "x-content-type-options": "nosniff"}
 
 
-def _png(data: bytes | None) -> Response:
+# Charts drawn at once: drawing holds the interpreter, which `tfdesk serve` shares with the
+# Slack endpoint's acks; more requests for charts wait their turn instead.
+DRAWING = threading.BoundedSemaphore(2)
+
+
+def _png(draw: Callable[[], bytes | None]) -> Response:
+    with DRAWING:
+        data = draw()
     if data is None:
         return Response(status_code=204)
     return Response(data, media_type="image/png", headers=PNG_HEADERS)
@@ -96,7 +104,7 @@ class Pages:
         by = "step" if request.query_params.get("by") == "step" else "epoch"
         job_id = request.path_params["id"]
         run_list.get_runs(self.conn(), [job_id])
-        return _png(overlay_png({job_id: run_list.curves(self.conn(), job_id)[by]}, axis=by))
+        return _png(lambda: overlay_png({job_id: run_list.curves(self.conn(), job_id)[by]}, axis=by))
 
     def compare(self, request, viewer):
         ids = request.query_params.getlist("run")
@@ -108,7 +116,7 @@ class Pages:
         ids = request.query_params.getlist("run")
         by = "step" if request.query_params.get("by") == "step" else "epoch"
         run_list.get_runs(self.conn(), ids)
-        return _png(overlay_png({i: run_list.curves(self.conn(), i)[by] for i in ids}, axis=by))
+        return _png(lambda: overlay_png({i: run_list.curves(self.conn(), i)[by] for i in ids}, axis=by))
 
     def models(self, request, viewer):
         from catalog import models as m
@@ -136,7 +144,7 @@ class Pages:
     def model_png(self, request, viewer):
         from catalog import models as m
         d = m.get(self.conn(), request.path_params["ref"])
-        return _png(benchmark_png(d.get("benchmark") or {}, title=d["ref"]))
+        return _png(lambda: benchmark_png(d.get("benchmark") or {}, title=d["ref"]))
 
     def datasets(self, request, viewer):
         from catalog import datasets as ds
@@ -171,7 +179,7 @@ class Pages:
         from bot.web.graph import pipeline_png as draw
         from catalog import pipelines as pl
         name, definition = pl.definition(self.conn(), request.path_params["name"])
-        return _png(draw(definition["steps"], title=name))
+        return _png(lambda: draw(definition["steps"], title=name))
 
     def pipeline_run(self, request, viewer):
         from catalog import runs as pr
@@ -192,7 +200,7 @@ class Pages:
         st = pr.status(self.conn(), request.path_params["id"])
         definition = json.loads(self.conn().execute(
             "SELECT definition FROM catalog_runs WHERE id = ?", (st["id"],)).fetchone()[0])
-        return _png(draw(definition["steps"], {s["name"]: s["state"] for s in st["steps"]},
+        return _png(lambda: draw(definition["steps"], {s["name"]: s["state"] for s in st["steps"]},
                          title=f"{st['pipeline']} {st['id']}: {st['state']}"))
 
     def home(self, request, viewer):
