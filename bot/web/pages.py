@@ -104,7 +104,8 @@ class Pages:
         by = "step" if request.query_params.get("by") == "step" else "epoch"
         job_id = request.path_params["id"]
         run_list.get_runs(self.conn(), [job_id])
-        return _png(lambda: overlay_png({job_id: run_list.curves(self.conn(), job_id)[by]}, axis=by))
+        curves = run_list.curves(self.conn(), job_id)[by]
+        return _png(lambda: overlay_png({job_id: curves}, axis=by))
 
     def compare(self, request, viewer):
         ids = request.query_params.getlist("run")
@@ -116,7 +117,8 @@ class Pages:
         ids = request.query_params.getlist("run")
         by = "step" if request.query_params.get("by") == "step" else "epoch"
         run_list.get_runs(self.conn(), ids)
-        return _png(lambda: overlay_png({i: run_list.curves(self.conn(), i)[by] for i in ids}, axis=by))
+        series = {i: run_list.curves(self.conn(), i)[by] for i in ids}
+        return _png(lambda: overlay_png(series, axis=by))
 
     def models(self, request, viewer):
         from catalog import models as m
@@ -200,8 +202,9 @@ class Pages:
         st = pr.status(self.conn(), request.path_params["id"])
         definition = json.loads(self.conn().execute(
             "SELECT definition FROM catalog_runs WHERE id = ?", (st["id"],)).fetchone()[0])
-        return _png(lambda: draw(definition["steps"], {s["name"]: s["state"] for s in st["steps"]},
-                         title=f"{st['pipeline']} {st['id']}: {st['state']}"))
+        states = {s["name"]: s["state"] for s in st["steps"]}
+        return _png(lambda: draw(definition["steps"], states,
+                                 title=f"{st['pipeline']} {st['id']}: {st['state']}"))
 
     def home(self, request, viewer):
         from starlette.responses import RedirectResponse
