@@ -31,6 +31,15 @@ def _hvd_shard_arrays(data):
     return data[hvd.rank():end:hvd.size()]
 
 
+def _tfdesk_where(base):
+    # The machine and the folder itself (device, inode): the same on workers sharing it.
+    import os, socket
+    if base in ("", ".") or not os.path.exists(base):
+        return ""
+    st = os.stat(base)
+    return f"{socket.gethostname()}:{st.st_dev}:{st.st_ino}"
+
+
 def _hvd_sync_from_rank0(path):
     # rank 0 alone wrote the files at this path (checkpoints, logs, saves, data files): every
     # worker waits here until rank 0 is done, and the others get rank 0's files at the same
@@ -47,15 +56,18 @@ def _hvd_sync_from_rank0(path):
         with tarfile.open(fileobj=buffer, mode="w") as tar:
             if base not in ("", "."):
                 tar.add(base, arcname="_tfdesk_root")
-            info = tarfile.TarInfo("_tfdesk_base")
-            info.size = len(base.encode())
-            tar.addfile(info, io.BytesIO(base.encode()))
+            for key, text in (("_tfdesk_base", base), ("_tfdesk_where", _tfdesk_where(base))):
+                info = tarfile.TarInfo(key)
+                info.size = len(text.encode())
+                tar.addfile(info, io.BytesIO(text.encode()))
         payload = buffer.getvalue()
     payload = __import__("horovod.tensorflow", fromlist=["x"]).broadcast_object(payload, root_rank=0)
     if hvd.rank() == 0:
         return path
     with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
         base = tar.extractfile("_tfdesk_base").read().decode()
+        if tar.extractfile("_tfdesk_where").read().decode() == _tfdesk_where(base):
+            return path  # this worker shares rank 0's folder: the files are there already
         # In the chief's order of modification (code picking the newest file agrees).
         for member in sorted(tar.getmembers(), key=lambda m: m.mtime):
             if not member.name.startswith("_tfdesk_root"):

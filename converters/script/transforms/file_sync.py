@@ -6,6 +6,15 @@ How the bytes travel is the target's ({send}: Horovod's broadcast, or an all-red
 from __future__ import annotations
 
 SYNC = '''
+def _tfdesk_where(base):
+    # The machine and the folder itself (device, inode): the same on workers sharing it.
+    import os, socket
+    if base in ("", ".") or not os.path.exists(base):
+        return ""
+    st = os.stat(base)
+    return f"{{socket.gethostname()}}:{{st.st_dev}}:{{st.st_ino}}"
+
+
 def {name}(path):
     # {who} alone wrote the files at this path (checkpoints, logs, saves, data files): every
     # worker waits here until {who} is done, and the others get {who}'s files at the same
@@ -22,15 +31,18 @@ def {name}(path):
         with tarfile.open(fileobj=buffer, mode="w") as tar:
             if base not in ("", "."):
                 tar.add(base, arcname="_tfdesk_root")
-            info = tarfile.TarInfo("_tfdesk_base")
-            info.size = len(base.encode())
-            tar.addfile(info, io.BytesIO(base.encode()))
+            for key, text in (("_tfdesk_base", base), ("_tfdesk_where", _tfdesk_where(base))):
+                info = tarfile.TarInfo(key)
+                info.size = len(text.encode())
+                tar.addfile(info, io.BytesIO(text.encode()))
         payload = buffer.getvalue()
     payload = {send}
     if {chief}:
         return path
     with tarfile.open(fileobj=io.BytesIO(payload)) as tar:
         base = tar.extractfile("_tfdesk_base").read().decode()
+        if tar.extractfile("_tfdesk_where").read().decode() == _tfdesk_where(base):
+            return path  # this worker shares {who}'s folder: the files are there already
         # In the chief's order of modification (code picking the newest file agrees).
         for member in sorted(tar.getmembers(), key=lambda m: m.mtime):
             if not member.name.startswith("_tfdesk_root"):
