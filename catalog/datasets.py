@@ -11,9 +11,10 @@ from catalog import entries, lookup
 from catalog.errors import Duplicate, HasDependants, InvalidInput
 from catalog.names import check_name
 from catalog.store import now, transaction
+from core import filegate
 
 KIND = "dataset"
-SCHEMES = ("pvc", "s3", "gs")
+SCHEMES = filegate.REMOTE_SCHEMES
 FORMATS = ("tfrecord", "csv", "npz", "npy", "parquet", "json", "jsonl", "images", "text",
            "saved-data", "other")
 # File suffix -> format, for when --format is not given.
@@ -28,23 +29,30 @@ REMOTE_RE = {
 
 
 def normalise_uri(uri: str) -> tuple[str, Path | None]:
-    """-> (stored URI, local path or None). Local paths must exist and become absolute."""
+    """-> (stored URI, local path or None). A remote URI's scheme is one of the gate's
+    allow-list (any case, stored lower-case) and is never turned into a local path: file://
+    and unknown schemes are refused. Local paths (the operator's; a member's arrive as the
+    file gate's private copy) must exist and become absolute."""
     if not uri or not uri.strip():
         raise InvalidInput("dataset URI must not be empty")
     uri = uri.strip()
-    scheme = uri.split("://", 1)[0].lower() if "://" in uri else ""
-    if scheme in SCHEMES:
+    if "://" in uri:
+        scheme = filegate.uri_scheme(uri)
+        if scheme not in SCHEMES:
+            raise InvalidInput(f"unsupported URI scheme {scheme[:40]!r} in {uri[:200]!r}: use a "
+                               "local path, pvc://, s3:// or gs:// (a file:// URI is never a "
+                               "local path)")
+        try:
+            uri = filegate.remote_uri(uri)
+        except filegate.GateRefused as exc:
+            raise InvalidInput(str(exc)) from None
+        scheme = uri.split("://", 1)[0]
         if not REMOTE_RE[scheme].fullmatch(uri):
             examples = {"pvc": "pvc://claim-name/path/in/volume", "s3": "s3://bucket/key",
                         "gs": "gs://bucket/object"}
             raise InvalidInput(f"{uri!r} is not a valid {scheme}:// URI (expected "
                                f"{examples[scheme]})")
         return uri, None
-    if scheme == "file":
-        uri = uri[len("file://"):]
-    elif scheme:
-        raise InvalidInput(f"unsupported URI scheme {scheme!r} in {uri!r}: use a local path, "
-                           "file://, pvc://, s3:// or gs://")
     path = Path(uri).expanduser().resolve()
     if not path.exists():
         raise InvalidInput(f"local dataset path {str(path)!r} does not exist")

@@ -353,7 +353,9 @@ def message_text(args: dict[str, Any]) -> str:
     out = [str(args.get("text") or "")]
 
     def walk(node):
-        if isinstance(node, dict):
+        if isinstance(node, dict) and node.get("type") == "rich_text_section":
+            out.append("".join(_rich(e) for e in node.get("elements") or []))
+        elif isinstance(node, dict):
             for k, v in node.items():
                 if k == "text" and isinstance(v, str):
                     out.append(v)
@@ -364,6 +366,14 @@ def message_text(args: dict[str, Any]) -> str:
                 walk(v)
     walk(args.get("blocks") or [])
     return "\n".join(out)
+
+
+def _rich(element: dict[str, Any]) -> str:
+    """A rich-text element as Slack's text form writes it (a user element: ``<@U1>``)."""
+    if element.get("type") == "user":
+        return f"<@{element.get('user_id')}>"
+    text = str(element.get("text") or "")
+    return f"`{text}`" if (element.get("style") or {}).get("code") else text
 
 
 # -- requests to the app, signed as Slack signs them --------------------------------------------

@@ -272,7 +272,7 @@ def test_serve_binds_where_configured_and_says_who_jobs_run_as(tmp_path):
             out, _ = proc.communicate()
         stub.stop()
     assert "http://127.0.0.1:%d/slack/events" % port in out
-    assert "local jobs run as" in out
+    assert "local jobs run" in out and " as " in out  # who they run as (sandbox or not)
     assert proc.returncode == 0 and "tfdesk stopped" in out  # SIGTERM stops it cleanly
     assert BOT_TOKEN not in out and SIGNING_SECRET not in out
 

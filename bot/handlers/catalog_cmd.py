@@ -178,7 +178,7 @@ def _added(kind: str, d: dict) -> Reply:
 
 
 @command("datasets add", "register a dataset (local path, pvc://, s3://, gs://)",
-         args=[arg("name"), arg("uri", help="path, file://, pvc://CLAIM/PATH, s3://, gs://", path=True),
+         args=[arg("name"), arg("uri", help="a path, pvc://CLAIM/PATH, s3://BUCKET/KEY or gs://BUCKET/OBJECT (file:// is refused)", path=True),
                arg("--format", "-f", help="tfrecord, csv, npz, ... (guessed from the path)"),
                arg("--size", type=int, help="size in bytes, for remote data"),
                PROJECT_ARG, *COMMON_ADD],

@@ -49,7 +49,8 @@ def convert_(ctx, script, target="horovod", output=None, diff=False, warmup_epoc
     if not path.is_file():
         return Reply.error(f"no such file: {script}", {"script": script})
     size = path.stat().st_size
-    from converters.script import ConversionError, convert
+    from converters.script import ConversionError
+    from converters.script.child import convert  # its parser holds the GIL: not in this process
     from converters.script.source import MAX_BYTES
     if size > MAX_BYTES:
         return Reply.error(f"{path.name} is {size:,} bytes; scripts over {MAX_BYTES:,} bytes "

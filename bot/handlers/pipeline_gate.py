@@ -23,7 +23,8 @@ STEP_COMMAND = {"convert-script": "convert", "train": "train", "convert-model": 
                 "infer": "infer", "evaluate": "evaluate"}
 # keys a remote member may not set: they steer tfdesk, not the job
 STEERING = {"settings": "tfdesk's own [models] settings", "labels": "the catalog's job labels",
-            "workdir": "the job's folder"}
+            "workdir": "the job's folder",
+            "kubernetes": "how the job's pods run (images, mounts: the operator's [kubernetes])"}
 INLINE_CODE = ("script_source",)
 WHOLE = re.compile(r"^\$\{\s*([^}]*?)\s*\}$")
 TRUSTED = ("steps.", "datasets.", "models.")

@@ -67,6 +67,14 @@ def context(text: str) -> dict[str, Any]:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
 
 
+def ran(user: str, line: str) -> dict[str, Any]:
+    """"@user ran `/tf line`": the mention is a rich-text ``user`` element, structure that
+    text cannot forge; the messenger makes every mention written in text inert."""
+    return {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [
+        {"type": "user", "user_id": user}, {"type": "text", "text": " ran "},
+        {"type": "text", "text": f"/tf {line}", "style": {"code": True}}]}]}
+
+
 def button(text: str, action_id: str, value: str, style: str | None = None,
            confirm: dict | None = None) -> dict[str, Any]:
     b: dict[str, Any] = {"type": "button", "text": {"type": "plain_text", "text": text},
@@ -104,7 +112,7 @@ def render_reply(reply: Reply, *, user: str | None = None, line: str | None = No
     """``{"text": fallback, "blocks": [...]}`` ready for chat.postMessage/update/postEphemeral."""
     blocks: list[dict[str, Any]] = []
     if user and line is not None:
-        blocks.append(context(f"<@{user}> ran `/tf {escape(line)}`"))
+        blocks.append(ran(user, line))
     data = reply.data if isinstance(reply.data, dict) else {}
     if as_json:
         blocks += code_blocks(reply.to_json())

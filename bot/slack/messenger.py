@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +25,37 @@ log = logging.getLogger(__name__)
 PERMANENT = {"channel_not_found", "not_in_channel", "is_archived", "invalid_blocks",
              "msg_too_long", "no_text", "invalid_auth", "account_inactive", "user_not_found",
              "message_not_found", "cant_update_message", "file_not_found"}
+
+
+# Keys whose string values Slack shows (and parses for mentions and links): the notification
+# text, every text object and rich-text element, alt texts, titles, an upload's comment.
+SHOWN_KEYS = {"text", "alt_text", "title", "initial_comment", "fallback", "pretext"}
+BARE_BROADCAST = re.compile(r"(?<![\w@])@(channel|here|everyone)\b", re.I)
+WORD_JOINER = "\u2060"
+
+
+def quiet(obj: Any) -> Any:
+    """``obj`` (a message, a view, or a text) with every mention and link written in text made
+    inert: ``<`` becomes Slack's escape, so ``<!channel>``, ``<!here>``, ``<@U1>``,
+    ``<!subteam^S1>`` and ``<https://x|label>`` show as written and notify no one; a bare
+    ``@channel`` gets a word joiner. Idempotent. A mention tfdesk means is structure (a
+    rich-text ``user`` element), never text, so it is untouched."""
+    if isinstance(obj, str):
+        return _quiet_text(obj)
+    if isinstance(obj, dict):
+        return {k: (_quiet_text(v) if k in SHOWN_KEYS and isinstance(v, str) else quiet(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [quiet(v) for v in obj]
+    return obj
+
+
+def _quiet_text(text: str) -> str:
+    if "<" in text:  # every control sequence opens with it; escaped, none can form
+        text = text.replace("<", "&lt;")
+    if "@" in text:
+        text = BARE_BROADCAST.sub(lambda m: "@" + WORD_JOINER + m.group(1), text)
+    return text
 
 
 def error_code(exc: Exception) -> str:
@@ -48,8 +80,15 @@ class Messenger:
         self._shown: dict[tuple[str, str], str] = {}
         self._shown_lock = threading.Lock()
 
+    def outgoing(self, message: Any) -> Any:
+        """What Slack gets for ``message``: no server paths, no mention written in text. Every
+        post, update, ephemeral, upload comment and published view goes through here."""
+        return quiet(self.scrub(message))
+
     def _call(self, method: str, payload: dict[str, Any], job_id: str | None, keep: bool):
         fn = getattr(self.client, method.replace(".", "_"))
+        # Also the outbox's items, whatever wrote them: nothing reaches Slack unquieted.
+        payload = quiet(payload)
         kwargs = dict(payload)
         if method == "files_upload_v2":
             kwargs["file_uploads"] = [dict(f) for f in kwargs["file_uploads"]]
@@ -66,7 +105,7 @@ class Messenger:
 
     def post(self, channel: str, message: dict[str, Any], thread_ts: str | None = None,
              job_id: str | None = None, keep: bool = True) -> str | None:
-        message = self.scrub(message)
+        message = self.outgoing(message)
         payload = {"channel": channel, **message}
         if thread_ts:
             payload["thread_ts"] = thread_ts
@@ -86,7 +125,7 @@ class Messenger:
 
     def update(self, channel: str, ts: str, message: dict[str, Any],
                job_id: str | None = None) -> bool:
-        message = self.scrub(message)
+        message = self.outgoing(message)
         key, content = (channel, ts), _content(message)
         with self._shown_lock:  # claimed before sending, so two threads never send it twice
             before = self._shown.get(key)
@@ -106,7 +145,7 @@ class Messenger:
                   thread_ts: str | None = None, respond: Callable | None = None) -> bool:
         """Only ``user`` sees it; falls back to the command's response_url outside channels
         the bot is in (a DM between two people, say)."""
-        message = self.scrub(message)
+        message = self.outgoing(message)
         payload = {"channel": channel, "user": user, **message}
         if thread_ts:
             payload["thread_ts"] = thread_ts
@@ -135,7 +174,7 @@ class Messenger:
         if thread_ts:
             payload["thread_ts"] = thread_ts
         if comment:
-            payload["initial_comment"] = comment
+            payload["initial_comment"] = self.outgoing(comment)
         try:
             self._call("files_upload_v2", payload, job_id, True)
             return True

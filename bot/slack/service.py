@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shlex
 import threading
@@ -34,6 +35,7 @@ from bot.slack import uploads
 from bot.slack.access import Gate
 from bot.slack.messenger import Messenger
 from bot.slack.store import SlackStore
+from core import filegate
 
 log = logging.getLogger(__name__)
 
@@ -288,17 +290,32 @@ class SlackService:
         owner = Areas.of(self.config).upload_owner(key)
         return key if owner in (None, user) else safe_key(f"{file_id}-{user}")
 
-    def uploaded(self, key: str) -> Path:
+    def uploaded(self, key: str, user: str, channel: str) -> Path:
+        """The shared file a button names, for its owner (or an admin) only: a button is a
+        message anyone in the conversation can press."""
+        areas = Areas.of(self.config)
         if not UPLOAD_KEY.match(key or ""):
             raise uploads.UploadError("that button refers to no upload.")
-        meta = self.uploads_dir / key / "upload.json"
-        try:
-            path = meta.parent / json.loads(meta.read_text(encoding="utf-8"))["name"]
-        except (OSError, ValueError, KeyError):
-            path = None
+        owner = areas.upload_owner(key)
+        if owner != user and not self.gate.actor(user, channel).is_admin:
+            raise uploads.UploadError("that upload belongs to someone else: its buttons are "
+                                      "for whoever shared it (or an admin).")
+        name = areas.upload_name(key)
+        path = self.uploads_dir / key / name if name else None
         if path is None or not path.is_file():
             raise uploads.UploadError("the uploaded file is gone; share it again.")
         return path
+
+    def _report(self, key: str) -> str:
+        """The kept report of an upload's conversion, read through the file gate."""
+        try:
+            with filegate.open_beneath(self.uploads_dir, (key, "report.txt")) as f:
+                if f.is_dir or f.st.st_size > REPORT_LIMIT:
+                    raise uploads.UploadError("that report cannot be shown.")
+                with os.fdopen(os.dup(f.fd), "rb") as fh:
+                    return fh.read(REPORT_LIMIT).decode("utf-8", errors="replace")
+        except (FileNotFoundError, filegate.GateRefused):
+            raise uploads.UploadError("no report was kept for that conversion.") from None
 
     # -- buttons ----------------------------------------------------------------------------
     def action(self, action_id: str, value: str, user: str, channel: str,
@@ -307,16 +324,13 @@ class SlackService:
         try:
             if action_id in {"tf_train2", "tf_convert_tfd", "tf_show_report"}:
                 key = _loads(value).get("u", "")
-                script = self.uploaded(key)
+                script = self.uploaded(key, user, channel)
                 if action_id == "tf_show_report":
-                    report = script.parent / "report.txt"
-                    if not report.is_file():
-                        raise uploads.UploadError("no report was kept for that conversion.")
-                    text = report.read_text(encoding="utf-8")
+                    text = self._report(key)
                     self.messenger.post(channel, bk.render_reply(Reply(text=text)),
                                         thread_ts=thread_ts)
                     if len(text) > bk.SECTION_LIMIT * 10:
-                        self.messenger.upload(channel, thread_ts, [report])
+                        self.messenger.upload(channel, thread_ts, [script.parent / "report.txt"])
                     return
                 if action_id == "tf_convert_tfd":
                     self.convert_script(where, script, _script_argv(script,
@@ -347,7 +361,7 @@ class SlackService:
             _, reply = run_line(self.context(Where(user, user)), ["jobs", "--mine"])
             jobs = reply
         # Shown like every message: no server paths.
-        self.client.views_publish(user_id=user, view=self.messenger.scrub(home_view(user, jobs)))
+        self.client.views_publish(user_id=user, view=self.messenger.outgoing(home_view(user, jobs)))
 
 
 def _script_argv(script: Path, target: str) -> list[str]:
@@ -377,6 +391,7 @@ def _loads(value: str) -> dict[str, Any]:
 
 
 SUMMARY_FINDINGS = 12
+REPORT_LIMIT = 20_000_000  # a conversion report is text; past this it is not a report
 
 
 def summary_text(full: str, data: dict[str, Any]) -> str:
