@@ -185,19 +185,19 @@ def test_keras3_limits_are_refusals_with_the_upstream_issue_and_the_runtime():
     assert inline.value.rule_id == "TFD053"
 
 
-def _refusals():
-    for path in sorted([*SCRIPTS.glob("*.py"), *CASES.glob("*.py")]):
-        if ".out." in path.name:
-            continue
-        for target in TARGETS:
-            try:
-                convert(path.read_bytes(), target, path.name)
-            except ConversionError as e:
-                yield pytest.param(path, target, str(e), id=f"{path.name}-{target}")
+def _inputs():
+    return [pytest.param(path, target, id=f"{path.name}-{target}")
+            for path in sorted([*SCRIPTS.glob("*.py"), *CASES.glob("*.py")]) if ".out." not in path.name
+            for target in TARGETS]
 
 
-@pytest.mark.parametrize("path, target, message", list(_refusals()))
-def test_a_suggested_target_is_one_the_converter_carries_through(path, target, message):
+@pytest.mark.parametrize("path, target", _inputs())
+def test_a_suggested_target_is_one_the_converter_carries_through(path, target):
+    try:
+        convert(path.read_bytes(), target, path.name)
+        return
+    except ConversionError as e:
+        message = str(e)
     for other in TARGETS:
         if f"--to {other}" in message and other != target:
             offered = f"Convert with --to {other}" in message
