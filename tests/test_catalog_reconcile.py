@@ -1,12 +1,14 @@
 """Pipeline runs and model reads against the real job engine, without TensorFlow: the runner
 interpreter is this Python and the training scripts are tiny programs that wait for a gate
-file. A real `tfdesk pipeline run` process is killed mid-step to play a crashed tfdesk."""
+file in their own folder (a job's sandbox shows it nothing else). A real `tfdesk pipeline
+run` process is killed mid-step to play a crashed tfdesk."""
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -47,6 +49,35 @@ steps:
 """
 
 
+class Gate:
+    """The gate the scripts wait for, in each job's own folder: closed until opened, then
+    open for every job, those running and those still to come (the test writes it there as
+    the operator would; tfdesk itself never writes into a job folder)."""
+
+    def __init__(self, home: Path):
+        self.jobs, self.stop, self.keeper = home / "jobs", threading.Event(), None
+
+    def open(self) -> None:
+        self._touch()
+        if self.keeper is None:
+            self.keeper = threading.Thread(target=self._keep, daemon=True)
+            self.keeper.start()
+
+    def _touch(self) -> None:
+        for folder in self.jobs.glob("j-*"):
+            try:
+                (folder / "gate").touch()
+            except OSError:
+                pass
+
+    def _keep(self) -> None:
+        while not self.stop.wait(0.05):
+            self._touch()
+
+
+GATES: dict[Path, Gate] = {}
+
+
 @pytest.fixture
 def home(tmp_path):
     home = tmp_path / "home"
@@ -55,9 +86,12 @@ def home(tmp_path):
                                       '[jobs]\nlocal_workers = 1\ngrace_s = 1\n')
     (tmp_path / "gated.py").write_text(GATED)
     (tmp_path / "pipeline.yaml").write_text(PIPELINE.format(gated=tmp_path / "gated.py",
-                                                            gate=tmp_path / "gate"))
+                                                            gate="gate"))
+    gate = GATES[tmp_path] = Gate(home)
     yield home
-    (tmp_path / "gate").touch()  # lets any job still waiting end by itself
+    gate.open()  # lets any job still waiting end by itself
+    time.sleep(0.2)
+    gate.stop.set()
 
 
 def context(home):
@@ -120,7 +154,7 @@ def test_a_run_whose_tfdesk_crashed_is_followed_to_the_end(home, tmp_path):
         st = r.data["run"]
         assert st["state"] == "running" and st["orphaned"]
         assert f"pipeline follow {run_id}" in r.text
-        (tmp_path / "gate").touch()  # the job, which outlived tfdesk, can now finish
+        GATES[tmp_path].open()  # the job, which outlived tfdesk, can now finish
         r = run(ctx, f"pipeline follow {run_id}")
         st = r.data["run"]
         assert r.ok and st["state"] == "succeeded", r.text
@@ -140,7 +174,7 @@ def test_a_run_whose_tfdesk_crashed_is_followed_to_the_end(home, tmp_path):
 
 def test_a_long_running_tfdesk_takes_over_orphaned_runs_by_itself(home, tmp_path):
     run_id, job_id, _handle = crash_mid_step(home, tmp_path)
-    (tmp_path / "gate").touch()
+    GATES[tmp_path].open()
     from bot.services import make_engine
     config = context(home).config
     engine = make_engine(config, start=True)
@@ -189,7 +223,7 @@ def test_deleting_a_model_a_job_reads_is_refused_until_the_job_ends(home, tmp_pa
         engine = ctx.services.engine
         # The only local slot is taken, so the reader stays queued while we try to delete.
         blocker = engine.submit("train", {"script_path": str(tmp_path / "gated.py"),
-                                          "args": [str(tmp_path / "gate")]}, "ann")
+                                          "args": ["gate"]}, "ann")
         conn = open_db(ctx.config.state_path)
         stored = models.get(conn, "m")["artifact_uri"]  # the catalog's copy, as ${models.m}
         reader = engine.submit("infer", {"model": stored, "batch": [1]}, "ann")
@@ -197,7 +231,7 @@ def test_deleting_a_model_a_job_reads_is_refused_until_the_job_ends(home, tmp_pa
         r = run(ctx, "models delete m")
         assert not r.ok and f"job {reader.id}" in r.text and "--force" in r.text
         assert Path(stored).exists() and models.get(conn, "m")["used_by"] == [f"job {reader.id}"]
-        (tmp_path / "gate").touch()
+        GATES[tmp_path].open()
         assert engine.wait(blocker.id, timeout=30).state == "succeeded"
         assert engine.wait(reader.id, timeout=60).state in ("succeeded", "failed")
         wait_for(lambda: not models.get(conn, "m")["used_by"], "the use to be released")
@@ -217,7 +251,7 @@ def test_deleting_a_model_a_running_pipeline_step_reads_is_refused(home, tmp_pat
         steps:
           - name: tune
             kind: train
-            with: {{script: "{tmp_path / 'gated.py'}", args: ["{tmp_path / 'gate'}"],
+            with: {{script: "{tmp_path / 'gated.py'}", args: ["gate"],
                     base: "${{models.base}}"}}
     """))
     ctx = context(home)
@@ -233,7 +267,7 @@ def test_deleting_a_model_a_running_pipeline_step_reads_is_refused(home, tmp_pat
                                  if u.startswith("run ")], "the run's use")
         r = run(ctx, "models delete base")
         assert not r.ok and used[0] in r.text and "pipeline reads" in r.text
-        (tmp_path / "gate").touch()
+        GATES[tmp_path].open()
         t.join(60)
         assert done["r"].ok, done["r"].text
         assert models.get(conn, "base")["used_by"] == ["pipeline reads"]  # the run let go
