@@ -52,6 +52,7 @@ test-quick: venv
 
 bench: venv runner-env
 	$(PY) benchmarks/kb_search.py
+	$(PY) benchmarks/kb_shell.py
 	$(PY) benchmarks/catalog.py
 	$(PY) benchmarks/web_runs.py
 	$(PY) benchmarks/tracking_overhead.py
