@@ -61,6 +61,7 @@ bench: venv runner-env
 	$(PY) benchmarks/slack.py
 	$(PY) benchmarks/convert.py
 	$(PY) benchmarks/models.py
+	$(PY) benchmarks/sandbox.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
