@@ -1,4 +1,4 @@
-"""Concept words (knowledge_base/data/concepts.yaml) against the shipped KB: every meant name
+"""Concept words (knowledge_base/qa/data/concepts.yaml) against the shipped KB: every meant name
 exists, and every phrase is specific enough not to fire on unrelated questions."""
 import re
 

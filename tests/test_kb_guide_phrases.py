@@ -1,4 +1,4 @@
-"""The shipped guide phrases (knowledge_base/data/guide-phrases.npz) are well formed, name only
+"""The shipped guide phrases (knowledge_base/qa/data/guide-phrases.npz) are well formed, name only
 symbols the KB has, carry no text of their sources, and the pairing of task words with the code
 that follows them works on a small notebook written for this test."""
 import importlib.util

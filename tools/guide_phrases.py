@@ -1,5 +1,5 @@
 """Pair the task words of TensorFlow's guides and Keras examples with the symbols their code uses,
-and write ``knowledge_base/data/guide-phrases.npz``: vectors of those task phrases, each linked
+and write ``knowledge_base/qa/data/guide-phrases.npz``: vectors of those task phrases, each linked
 to KB symbol names, for question search ("limit GPU memory usage" lands near the guide heading
 "Use a GPU: Limiting GPU memory growth", whose code calls tf.config.experimental.set_memory_growth).
 

@@ -1,4 +1,4 @@
-"""How useful are the guide phrases (knowledge_base/data/guide-phrases.npz) for questions?
+"""How useful are the guide phrases (knowledge_base/qa/data/guide-phrases.npz) for questions?
 
 For each question of a question set that is written in words (not a name), with its accepted
 symbols: is an accepted symbol (or an alias of one) among

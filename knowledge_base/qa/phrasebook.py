@@ -4,8 +4,8 @@ A docstring says what a symbol does in its author's words; users ask in task wor
 GPU memory usage", "stop training when the loss stops improving"). Two books link such words
 to symbols, and a question near one of their sentences in meaning finds its symbols:
 
-- ``asked.npz``: questions with known answers, in our own words (the training files of
-  ``benchmarks/``, written by ``tools/asked_book.py``): "asked before".
+- ``asked.npz``: questions with known answers, in our own words (the sets of ``sets/`` that
+  their manifest puts in the book, written by ``tools/asked_book.py``): "asked before".
 - ``guide-phrases.npz``: headings and sentences of TensorFlow's guides and the Keras examples,
   each linked to the symbols the code after it uses (``tools/guide_phrases.py``). Only the
   vectors, the symbol names and the link weights ship, never the guides' text.
