@@ -332,6 +332,11 @@ def install_hook(workdir: Path) -> None:
         shutil.copyfile(HOOK_DIR / name, dest / name)
 
 
+def hook_files() -> dict[str, str]:
+    """The hook's files by name, for a pod's ConfigMap (runners/kubernetes/manifests.py)."""
+    return {name: (HOOK_DIR / name).read_text(encoding="utf-8") for name in HOOK_FILES}
+
+
 def hook_env(workdir: Path, every: int = STEP_EVERY) -> dict[str, str]:
     """The job's environment for tracking: Python loads the hook's sitecustomize at start."""
     return {"PYTHONPATH": str(Path(workdir) / JOB_HOOK), "TFDESK_TRACK_EVERY": str(every)}
@@ -385,5 +390,6 @@ def record_steps(conn: sqlite3.Connection, job_id: str,
                           for name, value in values.items()])
 
 
-__all__ = ["MIGRATIONS", "StepReader", "ensure", "flags", "flatten", "hook_env", "install_hook",
+__all__ = ["MIGRATIONS", "StepReader", "ensure", "flags", "flatten", "hook_env", "hook_files",
+           "install_hook",
            "number", "open_tracking", "params_of", "record_steps", "script_hash", "sync"]

@@ -319,3 +319,28 @@ def test_charts_drawn_in_threads_are_the_charts_drawn_alone():
             together = list(pool.map(overlay_png, series))
             assert together == alone
     assert all(p[:4] == b"\x89PNG" for p in alone) and len(set(alone)) == len(alone)
+
+
+@pytest.mark.parametrize("launcher, workers", [("python", 1), ("tf-distribute", 2),
+                                               ("horovod", 2)])
+def test_cluster_pods_carry_the_hook(launcher, workers):
+    """On Kubernetes the hook rides in the script's ConfigMap and is first on PYTHONPATH of
+    every container that runs the script."""
+    from runners.kubernetes.manifests import SCRIPT_DIR, training_plan
+    plan = training_plan("j-0a1b2c3d", {"workers": workers, "launcher": launcher,
+                                        "script_name": "s.py", "gpus_per_worker": 0},
+                         "print(1)\n", {"image": "tensorflow/tensorflow:2.15.0"})
+    (cm,) = [m for m in plan.manifests if m["kind"] == "ConfigMap"]
+    assert set(cm["data"]) == {"script.py", "sitecustomize.py", "tfdesk_track.py"}
+
+    def containers(obj):
+        if isinstance(obj, dict):
+            if "image" in obj and "env" in obj:
+                yield obj
+            for v in obj.values():
+                yield from containers(v)
+        elif isinstance(obj, list):
+            for v in obj:
+                yield from containers(v)
+    found = list(containers(plan.main))
+    assert found and all({"name": "PYTHONPATH", "value": SCRIPT_DIR} in c["env"] for c in found)

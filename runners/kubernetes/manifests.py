@@ -8,6 +8,7 @@ from typing import Any
 from core import pods
 from runners.kinds import K8sPlan
 from runners.models import JobError
+from runners.tracking import STEP_EVERY, hook_files
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "tfdesk"}
 JOB_LABEL = "tfdesk.io/job-id"
@@ -97,6 +98,9 @@ def _env(job_id: str, spec: dict, settings: dict, home: str | None = None) -> li
            {"name": "HOME", "value": home or workdir or "/tmp"}]
     if spec.get("epochs"):
         env.append({"name": "TFDESK_EPOCHS", "value": str(spec["epochs"])})
+    # run tracking: the hook rides in the script's ConfigMap (runners/tracking.py)
+    env += [{"name": "PYTHONPATH", "value": SCRIPT_DIR},
+            {"name": "TFDESK_TRACK_EVERY", "value": str(STEP_EVERY)}]
     if workdir:
         env.append({"name": "TFDESK_WORKDIR", "value": workdir})
     return env
@@ -109,7 +113,7 @@ def script_configmap(job_id: str, namespace: str, source: str) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": object_name(job_id) + "-script", "namespace": namespace,
                          "labels": labels(job_id)},
-            "data": {"script.py": source}}
+            "data": {"script.py": source, **hook_files()}}
 
 
 def training_plan(job_id: str, spec: dict, source: str, settings: dict) -> K8sPlan:
