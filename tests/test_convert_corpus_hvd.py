@@ -34,6 +34,7 @@ EXPECTED = {
     "log_model_on_batch.py": ["custom_loop"],
     "tfrecord_shards_fit.py": ["keras_fit"],
     "lookup_layer_custom_loop.py": ["custom_loop"],
+    "trainer_methods_loop.py": ["custom_loop"],
     "keras3_plain_import_fit.py": ("HVD002", "TF 2.15.1, Keras 2.15"),
     "mirrored_strategy_fit.py": ("HVD004", "MirroredStrategy"),
     "keras3_optimizer_apply.py": ("HVD002", "Keras 3"),

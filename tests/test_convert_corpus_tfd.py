@@ -30,6 +30,7 @@ CONVERTS = {
     "log_model_on_batch.py": {"TFD051"},
     "tfrecord_shards_fit.py": {"TFD035"},
     "lookup_layer_custom_loop.py": {"TFD050", "TFD051"},
+    "trainer_methods_loop.py": {"TFD048", "TFD050", "TFD051"},
 }
 # script -> (rule, words of the reason)
 REFUSED = {"eager_inline_loop.py": ("TFD053", "strategy.run"),

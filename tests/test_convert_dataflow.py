@@ -120,11 +120,11 @@ def test_a_loss_object_in_an_endpoint_layer_is_its_replicas_mean():
     assert "TFD048" in {f.rule_id for f in result.findings}
 
 
-def test_a_loss_object_kept_on_an_object_is_the_global_share_once():
+def test_a_loss_object_kept_on_an_object_is_divided_by_the_replicas_once():
     result = convert((SCRIPTS / "loss_on_trainer_object.py").read_text(), "tf-distribute", "t.py")
     code = result.code
-    assert "return _tfd_loss(self.loss_object, labels, logits)" in code
-    assert "/ strategy.num_replicas_in_sync" not in code.split("def train_step")[1]
+    assert "return _tfd_mean_loss(self.loss_object, labels, logits)" in code
+    assert code.split("def train_step")[1].count("/ strategy.num_replicas_in_sync") == 1
     # its reduction stays the default: compile() uses the same object
     assert "SparseCategoricalCrossentropy(from_logits=True)\n" in code
 
@@ -150,9 +150,20 @@ for a, b in ds:
     step(a, b)
 '''
     result = convert(source, "tf-distribute", "s.py")
-    assert "loss = _tfd_loss(loss_fn, b, model(a))" in result.code
+    assert "loss = _tfd_mean_loss(loss_fn, b, model(a))" in result.code
+    assert "loss = tf.reduce_mean(loss) / strategy.num_replicas_in_sync" in result.code
     assert "loss_fn = tf.keras.losses.MeanSquaredError()\n" in result.code
     assert not [f for f in result.findings if f.severity == "warning" and f.rule_id == "TFD045"]
+
+
+def test_step_methods_of_a_trainer_run_through_strategy_run_with_the_regularisation_once():
+    code = convert((SCRIPTS / "trainer_methods_loop.py").read_text(), "tf-distribute", "t.py").code
+    assert "strategy.run(self.train_step, args=(image, label))" in code
+    assert "strategy.run(self.test_step, args=(test_image, test_label))" in code
+    step = code.split("def train_step")[1].split("def test_step")[0]
+    assert step.index("loss += sum(self.model.losses)") < step.index(
+        "loss = tf.reduce_mean(loss) / strategy.num_replicas_in_sync")
+    assert "    trainer = Train(2, model)" in code  # built in the strategy's scope
 
 
 def test_the_distributed_batch_outside_strategy_run_is_this_workers_part():

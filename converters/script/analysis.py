@@ -239,7 +239,7 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef):
         f = {"name": node.name, "creates": False, "trains": False, "returns": False,
-             "tape": False, "calls": set(),
+             "tape": False, "calls": set(), "cls": self.classes[-1] if self.classes else None,
              "compiled": any("function" in (_dotted(d.func if isinstance(d, ast.Call) else d) or "")
                              for d in node.decorator_list)}
         self.a.names.add(node.name)
@@ -283,6 +283,8 @@ class _Visitor(ast.NodeVisitor):
                     t.attr for t in node.targets if isinstance(t, ast.Attribute))
             if q and q.startswith(T.METRIC_PREFIX) and q.split(".")[-1][:1].isupper():
                 self.a.metric_names.update(targets)
+                self.a.metric_names.update(_dotted(t) for t in node.targets
+                                           if isinstance(t, ast.Attribute) and _dotted(t))
             if q and (q.startswith("tf.estimator.") or q.startswith("tf1.estimator.")) \
                     and q.split(".")[-1].endswith(("Estimator", "Classifier", "Regressor")):
                 self.a.estimator_names.update(targets)
@@ -403,6 +405,10 @@ def analyze(source: str | ast.AST) -> Analysis:
             if f["creates"] or f["calls"] & (a.builders | a.model_classes):
                 a.builders.add(f["name"])
                 changed = True
+    # A class whose __init__ builds a model or optimizer (a trainer object): building it
+    # creates variables, so its call sites need the strategy's scope like a builder's.
+    a.builders |= {f["cls"] for f in funcs if f["name"] == "__init__" and f["creates"]
+                   and f["cls"] and f["cls"] not in a.model_classes}
     a.step_functions = {f["name"] for f in funcs if f["tape"]}
     # Names assigned from a loss factory of the script hold loss objects too.
     factories = {f["name"] for f in funcs if f.get("returns_loss")}

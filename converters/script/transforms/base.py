@@ -30,9 +30,6 @@ class RuleContext:
     # Runtime helpers rules asked for (Horovod: converters.script.transforms.helpers); the
     # module setup, which runs last, writes them into the script.
     helpers: set = field(default_factory=set)
-    # tf.distribute: functions whose loss is already this replica's share of the global-batch
-    # mean (TFD048 wraps the loss objects they call), so TFD050 leaves their result alone.
-    global_share: set = field(default_factory=set)
 
     @property
     def rank0(self) -> str:

@@ -8,7 +8,6 @@ from converters.script import tables as T
 from converters.script.names import add_kwarg, code, dotted, expr, find_arg, statements
 from converters.script.transforms.base import RuleTransform
 from converters.script.transforms.gradient_tape import tape_names
-from converters.script.transforms.tfd_losses import called_names
 from converters.script.walk import in_source_order, nodes_of
 
 
@@ -119,11 +118,6 @@ class ScaleLoss(RuleTransform):
             if self.ctx.replicas in code(stmt.body):
                 return updated
             for loss in losses:
-                if "_tfd_loss(" in code(stmt.body) or called_names(stmt.body) & self.ctx.global_share:
-                    # TFD048 made the loss this replica's share of the global-batch mean.
-                    self.note(original, f"loss {loss!r} is already this replica's share of the "
-                                        "global-batch mean (_tfd_loss)")
-                    continue
                 # Right after the loss is computed: gradient() may be called inside the block.
                 at = _after_assignment(inner, loss)
                 if _from_loss_object(inner, loss, self.a.loss_object_names):
@@ -154,11 +148,11 @@ class ScaleLoss(RuleTransform):
                 and isinstance(stmt.body[0], cst.Expr)):
             return stmt
         call = stmt.body[0].value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
-                and call.func.value in self.a.metric_names and len(call.args) == 1
+        if not (isinstance(call, cst.Call) and dotted(call.func) in self.a.metric_names
+                and len(call.args) == 1
                 and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == loss):
             return stmt
-        self.note(func, f"metric {call.func.value} reads the loss times {self.ctx.replicas} "
+        self.note(func, f"metric {dotted(call.func)} reads the loss times {self.ctx.replicas} "
                         "(the replica's mean loss, as before)")
         new = call.with_changes(args=[call.args[0].with_changes(
             value=expr(f"{loss} * {self.ctx.replicas}"))])
@@ -179,8 +173,14 @@ class DistributeSteps(RuleTransform):
         self.run_calls = 0
 
     def _step_call(self, node) -> bool:
-        return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
-            and node.func.value in self.steps
+        """``step(...)``, or a step method on an object (``self.train_step(...)``, a trainer's)."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Name):
+            return node.func.value in self.steps
+        return isinstance(node.func, cst.Attribute) and node.func.attr.value in self.steps \
+            and dotted(node.func) is not None and not self.a.not_keras(node.func.value) \
+            and node.func.attr.value not in ("fit", "evaluate", "predict")
 
     @property
     def steps(self) -> set[str]:
@@ -218,18 +218,20 @@ class DistributeSteps(RuleTransform):
             return updated
         s = self.ctx.strategy
         args = ", ".join(code(a).strip().rstrip(",") for a in updated.args)
+        func = dotted(updated.func)
+        short = func.split(".")[-1]
         if not self.loops:
-            self.note(original, f"{updated.func.value}() is called outside a loop over a dataset; "
+            self.note(original, f"{func}() is called outside a loop over a dataset; "
                                 f"call it through {s}.run by hand", "warning")
             return updated
         for loop in self.loops:
             loop[0] = True
-        run = f"{s}.run({updated.func.value}, args=({args}{',' if len(updated.args) == 1 else ''}))"
-        self.note(original, f"{updated.func.value}() runs on every replica through {s}.run"
+        run = f"{s}.run({func}, args=({args}{',' if len(updated.args) == 1 else ''}))"
+        self.note(original, f"{func}() runs on every replica through {s}.run"
                   + ("; its result is summed across replicas" if id(original) in self.assigned else ""))
-        if updated.func.value in self.a.eager_step_functions:
-            self.a.eager_step_functions.discard(updated.func.value)  # say it once
-            self.note(original, f"{updated.func.value}() is not a tf.function: {s}.run works eagerly "
+        if short in self.a.eager_step_functions:
+            self.a.eager_step_functions.discard(short)  # say it once
+            self.note(original, f"{func}() is not a tf.function: {s}.run works eagerly "
                                 f"but slowly across workers; decorate it with @{self.ctx.tf}.function",
                       "warning")
         if id(original) in self.assigned:

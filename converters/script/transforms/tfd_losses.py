@@ -64,13 +64,6 @@ class LossSites(RuleTransform):
         self.classes: list[str] = []
         self.functions: list[str] = []
         self._steps: set[str] | None = None
-        # Functions whose loss becomes the global-batch share here: TFD050 must not scale a
-        # loss they return again (it runs later in the same pass).
-        for func in nodes_of(ctx.positions.module, cst.FunctionDef):
-            if func.name.value in self.steps and any(
-                    self._loss_object(c.func) and not self._per_example(self._loss_object(c.func))
-                    for c in nodes_of(func, cst.Call, (cst.FunctionDef,)) if c.args):
-                ctx.global_share.add(func.name.value)
 
     @property
     def steps(self) -> set[str]:
@@ -121,12 +114,12 @@ class LossSites(RuleTransform):
                                 "divides added losses by the replicas)")
             return _wrap("_tfd_mean_loss", updated)
         if self.functions[-1] in self.steps and not self._per_example(name):
-            self.ctx.helpers.add("tfd_loss")
+            self.ctx.helpers.add("tfd_mean_loss")
             why = ("compile() uses it too" if "keras_fit" in self.a.styles
                    else "it is kept on an object")
             self.note(original, f"{name}(...) in the step {self.functions[-1]}() keeps its default "
-                                f"reduction ({why}): it gives this replica's share of the "
-                                "global-batch mean (_tfd_loss, as Reduction.NONE + "
-                                "tf.nn.compute_average_loss would)")
-            return _wrap("_tfd_loss", updated)
+                                f"reduction ({why}): it gives the mean over this replica's batch "
+                                "(_tfd_mean_loss), and the step's loss, with whatever is added to "
+                                "it, is divided by the replicas (TFD050)")
+            return _wrap("_tfd_mean_loss", updated)
         return updated
