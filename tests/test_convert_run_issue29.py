@@ -20,12 +20,11 @@ pytestmark = [
     pytest.mark.skipif(not runner_ready(), reason="runner environment not built (make runner-env)"),
 ]
 
-# the checkpoint folder listed and restored on every worker (tf.distribute: the other worker
-# had no folder); TFRecord files every rank wrote at once (Horovod); a loss object inside a
-# layer (tf.distribute: failed as soon as the model was built); the batch logged outside
-# strategy.run.
-SAMPLE = [("checkpoint_dir_listdir.py", "tf-distribute"), ("tfrecord_shards_fit.py", "horovod"),
-          ("endpoint_layer_loss.py", "tf-distribute"), ("log_model_on_batch.py", "tf-distribute")]
+# the checkpoint folder listed and restored on every worker (the other worker had no folder),
+# and a loss object inside a layer (it failed as soon as the model was built): the two issue-29
+# crashes. The other patterns (TFRecord files every rank wrote, the batch logged outside
+# strategy.run, ...) are in benchmarks/convert_corpus.py.
+SAMPLE = [("checkpoint_dir_listdir.py", "tf-distribute"), ("endpoint_layer_loss.py", "tf-distribute")]
 
 
 def _harness():
