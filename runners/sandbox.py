@@ -58,6 +58,10 @@ def parse_size(value: Any, key: str) -> int:
 
 
 def _memory() -> int:
+    """The default address-space limit: the machine's memory; none where NVIDIA GPUs are
+    (CUDA reserves far more address space than it uses, and fails under such a limit)."""
+    if any(Path("/dev").glob("nvidia[0-9]*")):
+        return 0
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
@@ -67,7 +71,7 @@ def _memory() -> int:
 @dataclass(frozen=True)
 class Limits:
     """Per-job limits (``[runner.limits]``); 0 means none. Defaults: a job may use the
-    machine's memory but not more, 2 days of CPU per process, 4096 processes and threads of
+    machine's memory but not more (no address-space limit on a GPU machine), 2 days of CPU per process, 4096 processes and threads of
     the job user, 16 GiB per file and 64 GiB in its folder, 8 MiB of output kept (head 6 MiB,
     tail 2 MiB), 256 MiB each for /tmp and /dev/shm."""
     cpu_seconds: int = 2 * 86400

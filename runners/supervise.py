@@ -11,6 +11,7 @@ Because it records the end itself, a tfdesk restart loses nothing.
 
 Usage: python supervise.py PLAN.json
 """
+import ctypes
 import json
 import os
 import resource
@@ -22,6 +23,7 @@ import time
 
 CHUNK = 65536
 DISK_EVERY_S = 0.5
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def descendants(root):
@@ -154,6 +156,10 @@ def main(plan_path):
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
+    try:  # orphans of an unsandboxed job come back to us, so a stop reaches them too
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
     log = CappedLog(plan["log"], plan.get("output_head", 0), plan.get("output_tail", 0))
     proc = subprocess.Popen(plan["command"], cwd=plan["workdir"], env=plan["env"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -110,3 +110,43 @@ def test_the_runtime_is_found_from_the_interpreter():
 def test_the_runtime_starts_in_a_sandbox_as_the_job_user():
     said = sandbox.check_runtime(sys.executable)
     assert "runs as uid" in said and "uid 0 " not in said
+
+
+def test_an_unsandboxed_job_is_still_stopped_whole(tmp_path):
+    """With [runner] unsandboxed (no bubblewrap here, by setting), a process the job
+    detached from it (double fork, new session) is still stopped at the timeout: the
+    supervisor is the orphans' subreaper."""
+    from jobs_helpers import make_engine, write
+    marker = f"orphan-{os.getpid()}-{tmp_path.name}"
+    script = write(tmp_path / "detach.py", f"""
+        import os, subprocess, sys, time
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(60)",
+                                          "{marker}"])
+            os._exit(0)
+        print("Epoch 1/1", flush=True)
+        time.sleep(60)
+    """)
+    eng = make_engine(tmp_path / "home", runner={"unsandboxed": True,
+                                                 "bwrap": str(tmp_path / "no-bwrap")})
+    try:
+        assert eng.local.sandbox is None and eng.local.refusal is None
+        job = eng.wait(eng.submit("train", {"script_path": str(script), "timeout": 2}).id, 30)
+        assert job.state == "failed" and "timed out" in job.reason
+    finally:
+        eng.close()
+    import time
+    time.sleep(0.3)
+    left = [p for p in filter(str.isdigit, os.listdir("/proc"))
+            if marker.encode() in _cmdline(p)]
+    assert left == []
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
