@@ -6,7 +6,7 @@ and the build target is minutes, not tens of minutes.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from knowledge_base.extract.api_files import module_doc
@@ -40,6 +40,9 @@ class SiteData:
     sig_runs: dict[int, list[list]] = field(default_factory=dict)
     popularity: dict[int, tuple[int, int]] = field(default_factory=dict)  # id -> (refs, files)
     usage: dict[str, int] = field(default_factory=dict)  # name -> guides that use it
+    # (doc, summary, signature) -> symbols still to render it; renderings kept meanwhile
+    doc_uses: dict[tuple, int] = field(default_factory=dict)
+    rendered: dict[tuple, str] = field(default_factory=dict)
 
     @property
     def signatures(self) -> dict[int, list[str]]:
@@ -78,6 +81,7 @@ def load(kb: KB) -> SiteData:
         if s["object"]:
             by_object[(s["object"], s["last_ord"])].append(s["name"])
     data.by_module = dict(by_module)
+    data.doc_uses = dict(Counter((s["doc"], s["summary"], s["signature"]) for s in symbols))
     for s in symbols:
         if s["kind"] == "module" and s["parent"]:
             data.modules_under.setdefault(s["parent"], []).append(s)

@@ -172,6 +172,25 @@ def entry(data: SiteData, r: Renderer, s: dict, page: str, level: int) -> str:
     return "\n".join(parts)
 
 
+def _docstring(data: SiteData, r: Renderer, s: dict, page: str) -> str:
+    """The rendered docstring; symbols sharing docstring and signature (aliases, inherited
+    members: most of the KB) render it once. Links in it are relative, the same from every
+    page at one depth; a rendering is dropped when its last symbol has it."""
+    base = (s["doc"], s["summary"], s["signature"])
+    key = base + (page.count("/"),)
+    html = data.rendered.get(key)
+    if html is None:
+        params = split_params(s["signature"]) if s["signature"] is not None else None
+        html = r.docstring(doc_body(s), linker(data, page), params)
+    left = data.doc_uses.get(base, 1) - 1
+    data.doc_uses[base] = left
+    if left > 0:
+        data.rendered[key] = html
+    else:
+        data.rendered.pop(key, None)
+    return html
+
+
 def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
     """Everything about ``s`` but its heading: badges, signature, summary, docs, history."""
     parts = [f'<p class="tfd-badges">{badges(data, s)}</p>']
@@ -187,8 +206,7 @@ def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
         names = ", ".join(symbol_link(data, n, page) for n in shown)
         more = f" and {len(aliases) - len(shown)} more" if len(aliases) > len(shown) else ""
         parts.append(f'<p class="tfd-aliases">Also: {names}{more}</p>')
-    params = split_params(s["signature"]) if s["signature"] is not None else None
-    doc = r.docstring(doc_body(s), linker(data, page), params)
+    doc = _docstring(data, r, s, page)
     if doc:
         parts.append(doc)
     sigs = signature_by_release(data, s)
