@@ -11,7 +11,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from catalog import models, projects
+from catalog import lookup, models, projects
+from catalog.errors import CatalogError
 from catalog.names import NAME_MAX, NAME_RE
 from catalog.store import transaction
 
@@ -64,11 +65,10 @@ def find_model(conn: sqlite3.Connection, ref_or_path: str | None) -> sqlite3.Row
     ref = str(ref_or_path)
     name, _, version = ref.partition(":")
     if NAME_RE.fullmatch(name) and (not version or version.isdigit()):
-        sql = ("SELECT * FROM catalog_models WHERE name = ? AND version = ?" if version else
-               "SELECT * FROM catalog_models WHERE name = ? ORDER BY version DESC LIMIT 1")
-        row = conn.execute(sql, (name, int(version)) if version else (name,)).fetchone()
-        if row is not None:
-            return row
+        try:
+            return lookup.row(conn, "model", ref)
+        except CatalogError:  # no such model (or version): perhaps a path
+            pass
     path = str(Path(ref).expanduser().resolve()) if "://" not in ref else ref
     return conn.execute("SELECT * FROM catalog_models WHERE artifact_uri = ? ORDER BY id DESC "
                         "LIMIT 1", (path,)).fetchone()

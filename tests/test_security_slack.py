@@ -195,6 +195,7 @@ SAMPLES = {
     "kb build": "kb build --versions 2.15", "serve": "serve", "site build": "site build",
     "site serve": "site serve", "catalog export": "catalog export {home}/x.json",
     "catalog import": "catalog import {home}/x.json",
+    "catalog check": "catalog check",
     "jobs": "jobs --all", "job": "job {job}", "logs": "logs {job}",
     "cancel": "cancel {job}", "delete": "delete {job} --force",
     "train": "train {upload} --workers 1",

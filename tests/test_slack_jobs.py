@@ -150,7 +150,7 @@ def test_jobs_of_a_command_still_running_in_a_thread_are_not_adopted_behind_its_
     """A command that waits for its job answers with the result itself: while it runs, the
     publisher leaves that thread's jobs alone, so the thread never gets a second status
     message or a second result."""
-    from bot.reply import Reply
+    from bot.reply import JobRef, Reply
     from bot.slack.service import Where
 
     service, publisher, store = env.runtime.bot.service, env.runtime.publisher, env.runtime.jobs
@@ -164,7 +164,8 @@ def test_jobs_of_a_command_still_running_in_a_thread_are_not_adopted_behind_its_
         store.transition(job.id, "succeeded")
         # The command's own answer names the finished job: its record is closed.
         service._answer(where, Reply(text=f"job {job.id} succeeded",
-                                     data={"job": store.get(job.id).to_dict()}), track=True)
+                                     data={"job": store.get(job.id).to_dict()},
+                                     job=JobRef.of(store.get(job.id))), track=True)
     assert env.runtime.bot.store.job_message(job.id)["final_sent"] == 1
     publisher.adopt(min_age_s=0)
     publisher.poll_once()

@@ -16,8 +16,8 @@ from bot.reply import JobRef, Reply
 from runners.specs import ConvertSpec, EvaluateSpec, InferSpec, JobSpec
 from core.vocabulary import MODEL_TARGETS
 
-# The job kinds convert-model and infer register themselves when the engine first looks a
-# kind up (runners.kinds._load_builtin), so nothing heavy is imported at start-up here.
+# The job kinds convert-model, infer and evaluate are registered when the engine is made
+# (runners.builtins.load_kinds), so nothing heavy is imported at start-up here.
 
 TARGETS = list(MODEL_TARGETS)
 PRECISIONS = ["fp32", "fp16", "int8"]
@@ -26,8 +26,7 @@ MODES = {"convert-model": "convert", "infer": "infer", "evaluate": "evaluate"}  
 
 def _engine(ctx):
     """The engine: model work runs as a job, in its sandbox, like every job (there is no
-    other way to run the model worker)."""
-    import runners.model_jobs  # noqa: F401  (registers the model job kinds)
+    other way to run the model worker); the engine registers the model job kinds."""
     return ctx.services.engine
 
 
