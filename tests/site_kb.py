@@ -95,6 +95,8 @@ def extracts() -> list[ReleaseExtract]:
                              "classification.\n\n```python\ntf.nn.softmax([1., 2.])\n```"),
             SymbolRecord("tf.nn.relu", "function", "tensorflow.python.ops.nn_ops.relu",
                          _p("features", name="None"), doc=RELU_DOC),
+            SymbolRecord("tf.compat.v1.nn.relu", "function", "tensorflow.python.ops.nn_ops.relu",
+                         _p("features", name="None"), doc=RELU_DOC),
             SymbolRecord(ODD_NAME, "function", "tensorflow.python.ops.odd.weird",
                          _p("x"), doc=NASTY_DOC),
             SymbolRecord("tf.keras", "module", doc="Keras API."),

@@ -115,6 +115,8 @@ def test_first_search_is_fast_and_opens_the_page(browser_site):
     ("Estimator", "api/tf.estimator.Estimator/"),
     ("tf.Session", "api/tf.compat.v1.Session/"),
     ("tf.compat.v1.Session", "api/tf.compat.v1.Session/"),
+    ("tf.compat.v1.nn.relu", "api/tf.compat.v1.nn.relu/"),  # an alias typed in full
+    ("relu", "api/tf.nn.relu/"),
     ("fit", "api/tf.keras.Model/#tf.keras.Model.fit"),
     ("RandomFlip", "api/tf.keras.layers.RandomFlip/"),
     ("Dataset.map", "api/tf.data.Dataset/#tf.data.Dataset.map"),

@@ -29,8 +29,15 @@ def index(kb):
     return build_index(load(kb))
 
 
+def _alias(row, a) -> str:
+    """An alias as tfdesk-search.js reads it (1 / 2: the name under tf.compat.v1 / v2)."""
+    if isinstance(a, int):
+        return f"tf.compat.v{a}.{row[0][3:]}"
+    return a if isinstance(a, str) else a[0]
+
+
 def _names(row) -> list[str]:
-    return [row[0]] + [a if isinstance(a, str) else a[0] for a in row[4]]
+    return [row[0]] + [_alias(row, a) for a in row[4]]
 
 
 def test_every_symbol_name_is_in_exactly_one_entry(kb, index):
@@ -61,7 +68,8 @@ def test_every_address_lands_on_an_element(kb, index, tmp_path):
         if row[1] == "g":
             continue
         targets = [row[2] or default_url(row[0], row[1])]
-        targets += [a[1] if isinstance(a, list) else default_url(a, row[1]) for a in row[4]]
+        targets += [a[1] if isinstance(a, list) else default_url(_alias(row, a), row[1])
+                    for a in row[4]]
         for t in targets:
             assert t, row
             path, _, frag = t.partition("#")
@@ -74,6 +82,7 @@ def test_every_address_lands_on_an_element(kb, index, tmp_path):
 def test_tf1_removed_and_parameters_are_in_the_index(index):
     by_name = {r[0]: r for r in index["entries"]}
     assert "tf.Session" in by_name["tf.compat.v1.Session"][8]
+    assert by_name["tf.nn.relu"][4] == [1]  # tf.compat.v1.nn.relu, written short
     assert by_name["tf.estimator.Estimator"][6] == "removed in 2.6"
     fit = by_name["tf.keras.Model.fit"]
     assert {"x", "epochs", "validation_split"} <= {index["params"][i] for i in fit[5]}

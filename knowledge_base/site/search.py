@@ -15,8 +15,9 @@ Format (``INDEX_FILE``, compact arrays; the script reads positions, see ``Entry`
      "entries": [[name, kind, url, summary, aliases, params, state, prior, tf1], ...]}
 
 ``kind`` is a one-letter code (``KIND_CODES``); ``url`` is "" when the script can derive it
-from the name and kind (``default_url``), which keeps the file small; an alias is a name, or
-``[name, url]`` when its address is not the derived one.
+from the name and kind (``default_url``), which keeps the file small; an alias is a name,
+``[name, url]`` when its address is not the derived one, or 1 / 2 for the entry's name under
+tf.compat.v1 / v2 (``MIRROR_CODES``).
 """
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ KIND_CODES = {"module": "M", "class": "C", "function": "F", "method": "d", "prop
 OWN_PAGE = frozenset("MCF")
 # Namespaces that mirror others: their names are aliases, never the name an entry goes by.
 MIRRORS = ("tf.compat.", "tf.raw_ops.")
+# An alias that is the main name under tf.compat.v1 / v2 (a third of all names) is written as
+# 1 or 2 (the script reads 1 as "tf.compat.v1." + the main name without "tf.").
+MIRROR_CODES = {"tf.compat.v1.": 1, "tf.compat.v2.": 2}
 # Parameters every other function has: not worth a row in the index.
 SKIP_PARAMS = frozenset({"name"})
 _ASCII_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -137,8 +141,11 @@ def symbol_entries(data: SiteData, params: dict[str, int]) -> tuple[list[Entry],
                 continue
             c = kind_code(s)
             url = links.sym_path(s)
-            aliases.append(s["name"] if default_url(s["name"], code) == url and c == code
-                           else [s["name"], url])
+            if default_url(s["name"], code) != url or c != code:
+                aliases.append([s["name"], url])
+            else:
+                mirror = {p + main["name"][3:]: n for p, n in MIRROR_CODES.items()}
+                aliases.append(mirror.get(s["name"], s["name"]))
         names: list[str] = []
         for s in group:
             for sig in signatures.get(s["id"], [s["signature"]]):

@@ -76,6 +76,7 @@
     var entries = index.entries.map(function (row) {
       var names = [{ name: row[E.NAME], url: null, tf1: false }];
       row[E.ALIASES].forEach(function (a) {
+        if (typeof a === "number") a = "tf.compat.v" + a + "." + row[E.NAME].slice(3);
         names.push(typeof a === "string" ? { name: a, url: null, tf1: false }
                                          : { name: a[0], url: a[1], tf1: false });
       });
