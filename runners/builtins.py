@@ -4,6 +4,8 @@ nothing in runners/ imports this module but the engine, so kinds and backends ne
 each other in a circle."""
 from __future__ import annotations
 
+from pathlib import Path
+
 
 def load_kinds() -> None:
     """Register the built-in job kinds (idempotent)."""
@@ -23,3 +25,9 @@ def backend_class(name: str):
         from runners.kubernetes.backend import KubernetesBackend
         return KubernetesBackend
     raise KeyError(name)
+
+
+def default_runner_python(repo_root: Path | None = None) -> Path:
+    """The runner environment ``make runner-env`` builds in the checkout."""
+    root = repo_root or Path(__file__).resolve().parents[1]
+    return root / ".venv-runner" / "bin" / "python"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from runners.backends import BACKENDS, Backend
-from runners.builtins import backend_class, load_kinds
+from runners.builtins import backend_class, default_runner_python, load_kinds
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
@@ -222,17 +222,12 @@ class Engine(Observing):
 
     def cancel(self, job_id: str, wait: float | None = None) -> Job:
         job = self.store.get(job_id)
-        if job.state == WAITING_GPU:  # nothing runs: it only stops waiting
-            ev = self.store.transition(job_id, CANCELLED, "cancelled while it waited for a GPU "
-                                       "runner", strict=False)
-            if ev:
-                self._publish(ev)
-            return self.store.get(job_id)
-        if job.state in TERMINAL:
+        if job.state in TERMINAL and job.state != WAITING_GPU:
             raise JobError(f"job {job_id} already {job.state}; there is nothing to cancel")
         self.store.request_cancel(job_id)
-        if job.state == QUEUED:
-            ev = self.store.transition(job_id, CANCELLED, "cancelled before it started", strict=False)
+        if job.state in (QUEUED, WAITING_GPU):  # nothing runs: it only stops waiting
+            why = "before it started" if job.state == QUEUED else "while it waited for a GPU"
+            ev = self.store.transition(job_id, CANCELLED, f"cancelled {why}", strict=False)
             if ev:
                 self._publish(ev)
                 return self.store.get(job_id)
@@ -496,11 +491,6 @@ class Engine(Observing):
             if name not in self._backends:
                 self._backends[name] = backend_class(name)(self.settings(name))
             return self._backends[name]
-
-
-def default_runner_python(repo_root: Path | None = None) -> Path:
-    root = repo_root or Path(__file__).resolve().parents[1]
-    return root / ".venv-runner" / "bin" / "python"
 
 
 __all__ = ["Engine", "EngineConfig", "default_runner_python"]

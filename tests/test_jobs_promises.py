@@ -79,3 +79,18 @@ def test_a_model_job_settles_by_its_workers_report(tmp_path):
     assert state == "waiting_gpu" and "no GPU here" in reason
     (tmp_path / "report.json").write_text(json.dumps({"status": "succeeded"}))
     assert settle(tmp_path, "succeeded", "") == ("succeeded", "")
+
+
+def test_a_job_waiting_for_a_gpu_holds_no_slot_and_cancel_ends_the_wait(tmp_path):
+    from jobs_helpers import make_engine
+    engine = make_engine(tmp_path / "home", start=False)
+    try:
+        job, _ = engine.store.create("convert-model", {}, "ann", {"kind": "terminal"}, "local",
+                                     engine.jobs_dir)
+        for state in ("starting", "running", "waiting_gpu"):
+            engine.store.transition(job.id, state)
+        assert engine.list(states=["queued", "starting", "running"]) == []
+        assert engine.wait(job.id, timeout=1).state == "waiting_gpu"  # ended here
+        assert engine.cancel(job.id).state == "cancelled"
+    finally:
+        engine.close()
