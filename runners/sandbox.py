@@ -228,7 +228,7 @@ def runtime_roots(programs: tuple[str, ...]) -> tuple[Path, ...]:
         if not prog.is_absolute():
             continue
         todo += _shebang(prog)
-        for candidate in {prog, prog.resolve()}:
+        for candidate in _link_chain(prog):
             venv = candidate.parent.parent
             if (venv / "pyvenv.cfg").is_file():
                 out.append(venv)
@@ -238,6 +238,16 @@ def runtime_roots(programs: tuple[str, ...]) -> tuple[Path, ...]:
             elif candidate.parent.name == "bin":
                 out.append(venv)
     return tuple(dict.fromkeys(p for p in out if p != Path("/")))
+
+
+def _link_chain(path: Path) -> list[Path]:
+    """``path`` and every path its links lead through, to the real file: each hop's folder
+    must be in the sandbox for the link to resolve there."""
+    chain, seen = [path], set()
+    while chain[-1].is_symlink() and str(chain[-1]) not in seen and len(chain) < 40:
+        seen.add(str(chain[-1]))
+        chain.append(chain[-1].parent / os.readlink(chain[-1]))
+    return [*chain, path.resolve()]
 
 
 def _shebang(path: Path) -> list[str]:

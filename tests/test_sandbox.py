@@ -101,9 +101,14 @@ def test_limits_are_refused_by_name():
         sandbox.Limits.from_settings({"disk": "lots"})
 
 
-def test_the_runtime_is_found_from_the_interpreter():
+def test_the_runtime_is_found_from_the_interpreter(tmp_path):
     roots = sandbox.runtime_roots((sys.executable,))
     assert Path(sys.prefix) in roots and Path(sys.base_prefix) in roots
+    # An environment whose python is a link to another environment's: every hop is mounted.
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "bin" / "python").symlink_to(sys.executable)
+    roots = sandbox.runtime_roots((str(tmp_path / "env" / "bin" / "python"),))
+    assert {tmp_path / "env", Path(sys.prefix), Path(sys.base_prefix)} <= set(roots)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the job user exists under a root tfdesk")
