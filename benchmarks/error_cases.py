@@ -230,8 +230,15 @@ def keyword_cases(kb, py: dict[str, str], keras: dict[str, str]) -> list[Case]:
                 line = py["keyword"].format(callable=qual, kw=kw)
             call = (f"obj.{leaf}(x, {kw}=0.001)" if r["kind"] == "method"
                     else f"out = {r['name']}({kw}=0.001)")
-            out.append(Case(f"kw:{r['name']}:{kw}", "keyword", line, call, [r["name"]], kw,
-                            h.replacement))
+            case = Case(f"kw:{r['name']}:{kw}", "keyword", line, call, [r["name"]], kw,
+                        h.replacement)
+            if leaf not in line:
+                # The message does not name the callable (Keras 3 optimizers): any callable
+                # that dropped the keyword in the same release carries the same fix; the
+                # traceback's code line names the one.
+                case.expect += [n for n in params.symbols_with(kb, kw) if n != r["name"] and (
+                    (g := params.history(kb, n, kw)) and g.gone_in == h.gone_in)]
+            out.append(case)
     return out
 
 

@@ -133,6 +133,7 @@ def diff(ctx: Context, v1: str, v2: str, module: str | None) -> Reply:
     section("Added", data["added"], str)
     section("Present but unusable (raise on use)", data.get("unusable", []), str)
     section("Removed", data["removed"], str)
+    section("Removed here, back in a later release", data.get("removed_back_later", []), str)
     section("Moved", data["moved"], lambda m: f"{m['from']} → {m['to']}")
     section("Signature changed", data["changed"],
             lambda m: f"{m['name']}: {m['from']} → {m['to']}")

@@ -55,6 +55,12 @@ RUNTIME_MEMBERS = {
 }
 
 
+def _raises(fn: ast.AST) -> bool:
+    body = [n for n in getattr(fn, "body", []) if not (
+        isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+    return bool(body) and isinstance(body[0], ast.Raise)
+
+
 def _guess_kind(name: str) -> str:
     if name.isupper():
         return CONSTANT
@@ -176,8 +182,8 @@ class _Walker:
                 continue
             for m in members(self.resolver, cls, public_classes | {self.records[public].object}):
                 full = f"{public}.{m.name}"
-                if full in self.records or m.kind not in (METHOD, PROPERTY):
-                    continue
+                if full in self.records or m.kind not in (METHOD, PROPERTY) or _raises(m.node):
+                    continue  # (EagerTensor.op/.graph/.name exist only to raise)
                 self.records[full] = SymbolRecord(
                     full, m.kind, f"{m.owner.object}.{m.name}", params=m.params,
                     doc=f"{note} {m.doc}".strip(), line=getattr(m.node, "lineno", None))

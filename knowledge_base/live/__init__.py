@@ -23,6 +23,7 @@ class LiveAPI:
     keras_version: str | None
     states: dict[str, str] = field(default_factory=dict)   # name -> ok | absent | unusable: ...
     walked: list[str] = field(default_factory=list)
+    packages: dict[str, bool] = field(default_factory=dict)  # companion -> installed there
 
     def state(self, name: str) -> str:
         """ok, absent or unusable (the message dropped)."""
@@ -50,4 +51,5 @@ def probe(python: Path, names: list[str] = (), walk: list[str] = (),
         d = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise KBError(f"{python}: the runtime probe wrote no answer") from None
-    return LiveAPI(d["tf_version"], d.get("keras_version"), d["states"], d["walked"])
+    return LiveAPI(d["tf_version"], d.get("keras_version"), d["states"], d["walked"],
+                   d.get("packages", {}))

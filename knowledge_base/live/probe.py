@@ -2,7 +2,8 @@
 resolves there. Reads a JSON request on stdin, writes one JSON object on stdout.
 
 Request: ``{"names": ["tf.keras.Model.get_weights", ...], "walk": ["tf.keras", ...]}``.
-Answer: ``{"tf_version", "keras_version", "states": {name: state}, "walked": [names]}``,
+Answer: ``{"tf_version", "keras_version", "packages": {companion: installed},
+"states": {name: state}, "walked": [names]}``,
 ``state`` one of ``"ok"``, ``"absent"`` or ``"unusable: <Error>: <message>"`` (it resolves,
 but its body raises on use and calling it does raise: Keras 3's legacy optimizer stubs).
 
@@ -13,6 +14,7 @@ into API modules, and the public members of classes as ``dir()`` shows them (inh
 included, builtins' own ones such as ``tuple.count`` left out).
 """
 import ast
+import importlib
 import inspect
 import json
 import os
@@ -27,12 +29,23 @@ API_PACKAGES = ("tensorflow", "keras", "tf_keras", "tensorboard", "tensorflow_es
 INSTANCES = {"tf.Tensor": lambda tf: tf.constant(0.0), "tf.Variable": lambda tf: tf.Variable(0.0)}
 
 
+def _attr(obj, part):
+    """obj.part; for a module, also its submodule ``part`` (a generated API package that its
+    parent does not import, such as Keras 3's tf.keras.saving, still imports by name)."""
+    try:
+        return getattr(obj, part)
+    except AttributeError:
+        if isinstance(obj, types.ModuleType):
+            return importlib.import_module(f"{obj.__name__}.{part}")
+        raise
+
+
 def resolve(tf, name):
     obj = tf
     parts = name.split(".")[1:]
     for i, part in enumerate(parts):
         try:
-            obj = getattr(obj, part)
+            obj = _attr(obj, part)
         except Exception:  # noqa: BLE001 - absent, or a lazy module that fails to load
             parent = "tf." + ".".join(parts[:i])
             if i == len(parts) - 1 and parent in INSTANCES:
@@ -80,10 +93,17 @@ def state(obj):
     kind = _raises_first(target)
     if kind is None:
         return "ok"
+    # Required positional arguments get None: the stub raises before reading them.
+    try:
+        params = list(inspect.signature(target).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    required = [p for p in params[1 if inspect.isclass(obj) else 0:]
+                if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(5)
     try:
-        obj()
+        obj(*[None] * len(required))
     except _Timeout:
         return "ok"
     except Exception as exc:  # noqa: BLE001 - the stub's own error is the answer
@@ -96,9 +116,11 @@ def state(obj):
 
 
 def _builtin_member(cls, member):
+    """Defined by Python itself (tuple.count, MutableMapping.items): not TensorFlow's API."""
     for c in cls.__mro__:
         if member in c.__dict__:
-            return c.__module__ == "builtins"
+            top = c.__module__.split(".")[0]
+            return top == "builtins" or top in getattr(sys, "stdlib_module_names", ())
     return False
 
 
@@ -159,13 +181,20 @@ def main():
         except BaseException as exc:  # noqa: BLE001 - resolving must not end the probe
             states[name] = f"absent: {type(exc).__name__}"
             continue
+        # Only module-level classes and functions can be stubs; a member that raises when
+        # called bare (an operator, an abstract method) is not "unusable".
+        parent = name.rpartition(".")[0]
         try:
-            states[name] = state(obj)
-        except BaseException as exc:  # noqa: BLE001
+            at_module = parent == "tf" or isinstance(resolve(tf, parent), types.ModuleType)
+            states[name] = state(obj) if at_module else "ok"
+        except BaseException:  # noqa: BLE001
             states[name] = "ok"
     walked = sorted({n for p in req.get("walk", []) for n in walk(tf, p)})
+    import importlib.util
+    packages = {p: importlib.util.find_spec(p) is not None
+                for p in ("keras", "tf_keras", "tensorflow_estimator", "tensorboard")}
     json.dump({"tf_version": tf.__version__, "keras_version": keras_version,
-               "states": states, "walked": walked}, sys.stdout)
+               "packages": packages, "states": states, "walked": walked}, sys.stdout)
 
 
 if __name__ == "__main__":

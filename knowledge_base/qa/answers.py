@@ -317,14 +317,20 @@ class Answers:
             elif recorded.get(n) in new:
                 moved.append({"from": n, "to": recorded[n]})
         moved_from = {m["from"] for m in moved}
+        gone = [n for n in removed if n not in moved_from]
+        # Gone here but back in a later release: not what "removed" should make one believe.
+        later = {r[0] for r in self.kb.db.execute(
+            "SELECT DISTINCT s.name FROM spans p JOIN symbols s ON s.id = p.symbol_id "
+            "WHERE p.first_ord > ?", (o2,))} & set(gone)
         return {
             "from": self.kb.versions[o1], "to": self.kb.versions[o2], "module": module,
             "swapped": swapped,
-            "added": added, "removed": [n for n in removed if n not in moved_from],
+            "added": added, "removed": [n for n in gone if n not in later],
+            "removed_back_later": sorted(later),
             "moved": moved, "changed": changed, "deprecated": deprecated,
             "undeprecated": undeprecated,
-            "counts": {"added": len(added), "removed": len(removed) - len(moved),
-                       "moved": len(moved), "changed": len(changed),
+            "counts": {"added": len(added), "removed": len(gone) - len(later),
+                       "back_later": len(later), "moved": len(moved), "changed": len(changed),
                        "deprecated": len(deprecated)},
             "url": links.url(self.site_url, links.release_page(self.kb.versions[o2])),
             # Facts of tf.keras depend on which Keras supplied it: said when that changed.

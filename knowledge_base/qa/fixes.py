@@ -165,12 +165,14 @@ def _renamed(kb: KB, full: str) -> tuple[str, str | None, str] | None:
 
 def _members_moved(kb: KB, module: str, ord_: int) -> list[tuple[str, str]]:
     rows = kb.db.execute(
-        "SELECT s.name, e.data FROM events e JOIN symbols s ON s.id = e.symbol_id WHERE "
+        "SELECT s.name, e.data, s.kind FROM events e JOIN symbols s ON s.id = e.symbol_id WHERE "
         "e.ord = ? AND e.kind = 'removed' AND e.data IS NOT NULL AND s.name LIKE ? "
         "AND s.kind NOT IN ('method', 'property', 'constant')", (ord_, module + ".%"))
     import json
-    out = [(n, json.loads(d).get("to")) for n, d in rows]
-    return sorted(((a, b) for a, b in out if b), key=lambda ab: canonical_rank(ab[1]))
+    out = [(n, json.loads(d).get("to"), kind) for n, d, kind in rows]
+    # What users import (classes, functions) before the modules that held them.
+    return [(a, b) for a, b, kind in sorted(
+        (x for x in out if x[1]), key=lambda x: (x[2] == "module", canonical_rank(x[1])))]
 
 
 def _mentioned(kb: KB, text: str, cls: str | None = None) -> list[str]:
@@ -262,14 +264,15 @@ def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
                  keras: int | None) -> Fix | None:
     wanted = _callables(kb, callable_, keyword, pasted)
     cands = wanted or params.symbols_with(kb, keyword)
+    used = _popularity(kb)
     best: tuple | None = None
     for name in cands:
         h = params.history(kb, name, keyword)
         if h is None or not h.relevant or h.accepts_now and not h.deprecated:
             continue
-        score = (name in wanted, bool(h.replacement), bool(h.gone_in),
-                 keras == 3 and bool(h.gone_in) and _is_keras(name), name.startswith("tf.keras"),
-                 ".compat." not in name)
+        score = (name in wanted, not kb.unusable(kb.symbol(name)), bool(h.replacement),
+                 bool(h.gone_in), keras == 3 and bool(h.gone_in) and _is_keras(name),
+                 name.startswith("tf.keras"), ".compat." not in name, used.get(name, 0))
         if best is None or score > best[0] or score == best[0] and \
                 canonical_rank(name) < canonical_rank(best[1].symbol):
             best = (score, h)
@@ -285,6 +288,8 @@ def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
         text = f"Remove `{keyword}=`"
     if h.gone_in:
         text += f": `{h.symbol}` takes no `{keyword}` since TensorFlow {h.gone_in}{keras_note}"
+        if h.accepts_now and h.deprecated_in:
+            text += f"; from {h.deprecated_in} it is accepted again, deprecated"
     elif when:
         text += f": `{h.symbol}` deprecated `{keyword}` in TensorFlow {when}"
     if h.took:

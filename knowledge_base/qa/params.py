@@ -26,9 +26,9 @@ class ParamHistory:
     took: str                        # releases in which it was a parameter ('' if never)
     deprecated: str | None           # the deprecation message, newest
     deprecated_in: str | None
-    gone_in: str | None              # first release (after one that took or deprecated it) without it
+    gone_in: str | None              # first release, after one that took it, that did not
     replacement: str | None          # learning_rate
-    accepts_now: bool                # the newest release still takes it (signature or **kwargs)
+    accepts_now: bool                # the newest release takes it (a parameter, or deprecated)
 
     @property
     def relevant(self) -> bool:
@@ -63,10 +63,9 @@ def history(kb: KB, name: str, keyword: str) -> ParamHistory | None:
         if deprecates:
             dep_text = dep.get("instructions") or dep_text
             dep_in = dep_in or v[s["first_ord"]]
-        if (has or deprecates):
+        if has or deprecates:
             seen_kw = True
-            gone = None
-        elif seen_kw and gone is None:
+        elif seen_kw and gone is None:  # the first release that stopped taking it
             gone = v[s["first_ord"]]
             prev = next((p for p in reversed(spans) if p["last_ord"] < s["first_ord"]), None)
             repl = repl or _took_its_place(prev["signature"] if prev else None, s["signature"],
@@ -74,13 +73,27 @@ def history(kb: KB, name: str, keyword: str) -> ParamHistory | None:
     if seen_kw and gone is None and spans[-1]["last_ord"] < len(v) - 1:
         gone = None  # the symbol itself went; its removal is its own history
     if dep_text:
+        dep_text = _about(dep_text, keyword)
         m = _USE.search(dep_text.split(keyword, 1)[-1])
         if m and m.group(1) != keyword:
             repl = m.group(1)
     last = spans[-1]
-    accepts = keyword in (_names(last["signature"]) or []) and last["last_ord"] == len(v) - 1
+    last_dep = json.loads(last["deprecation"]) if last["deprecation"] else {}
+    accepts = last["last_ord"] == len(v) - 1 and (
+        keyword in (_names(last["signature"]) or []) or keyword in (last_dep.get("args") or []))
     ranges = _ranges(v, took)
     return ParamHistory(name, keyword, ranges, dep_text, dep_in, gone, repl, accepts)
+
+
+def _about(text: str, keyword: str) -> str:
+    """The sentences of a deprecation text that speak of ``keyword`` (a docstring can be the
+    text: only its lines about the argument matter), with the one after each."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n\s*\n", " ".join(text.split()))
+    keep: list[str] = []
+    for i, sent in enumerate(sentences):
+        if re.search(rf"`?\b{re.escape(keyword)}\b`?", sent):
+            keep += [x for x in sentences[i:i + 2] if x not in keep]
+    return " ".join(keep)[:400] or text[:400]
 
 
 def _took_its_place(old_sig: str | None, new_sig: str | None, keyword: str) -> str | None:
