@@ -11,8 +11,8 @@ import logging
 
 from bot.context import Context
 from bot.parser import Command, HelpRequested, UsageError, parse
-from bot.paths import (PLACES, Areas, PathRefused, not_an_input, outside_job_folders, read,
-                       writable)
+from bot.paths import (PLACES, Areas, PathRefused, discard, not_an_input, outside_job_folders,
+                       read, writable)
 from bot.permissions import Forbidden, refusal
 from bot.registry import COMMANDS, CommandSpec, path_args
 from bot.reply import Reply
@@ -80,12 +80,14 @@ def catalog_model(ctx: Context):
     return find
 
 
-def resolve_paths(ctx: Context, spec: CommandSpec, args: dict, copy: bool = True) -> dict:
+def resolve_paths(ctx: Context, spec: CommandSpec, args: dict, copy: bool = True,
+                  made: list | None = None) -> dict:
     """Every file a command names passes the one file gate (``bot.paths.read``), for every
     face: the handler gets a private copy of what was opened (or a URI, or a catalog model's
     files), never a name to open again; what it writes goes to the asker's own outputs (from
     Slack) and never into job folders, nor over a file it reads. ``copy=False``: only check
-    (the names are opened and closed; nothing is copied)."""
+    (the names are opened and closed; nothing is copied). ``made`` collects the copies'
+    folders, for :func:`bot.paths.discard`."""
     areas = Areas.of(ctx.config)
     out = dict(args)
     inputs: list[tuple[int, int]] = []
@@ -105,6 +107,8 @@ def resolve_paths(ctx: Context, spec: CommandSpec, args: dict, copy: bool = True
             got = [read(ctx.actor, v, areas, job_owner(ctx), kind == "or-name",
                         catalog_model(ctx), (spec.name, dest) in PLACES, copy) for v in values]
             inputs += [g.identity for g in got if g.identity]
+            if made is not None:
+                made += [g.copy for g in got if g.copy]
             values = [g.value for g in got]
         out[dest] = values if many else values[0]
     return out
@@ -129,12 +133,15 @@ def run(ctx: Context, command: Command) -> Reply:
     reason = authorize(ctx, spec, command.name)
     reply = None
     if reason is None:
+        copies: list = []
         try:
-            args = resolve_paths(ctx, spec, command.args)
+            args = resolve_paths(ctx, spec, command.args, made=copies)
             reply = spec.handler(ctx, **args)
         except (PathRefused, Forbidden) as exc:  # the files it names, or whose the target is
             reason = str(exc)
+            discard(copies)  # a refused command leaves nothing behind
         except Exception as exc:  # noqa: BLE001 - every failure becomes an answer
+            discard(copies)
             if getattr(exc, "user_facing", False):
                 reply = Reply.error(str(exc))
             else:

@@ -190,6 +190,14 @@ class Read:
     file the gate opened (to keep a command from writing over what it reads)."""
     value: str
     identity: tuple[int, int] | None = None
+    copy: Path | None = None  # the private copy's folder, when one was made
+
+
+def discard(copies: list[Path]) -> None:
+    """Remove private copies a command that was refused or failed made: it leaves nothing."""
+    import shutil
+    for folder in copies:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def read(actor: Actor, value: str, areas: Areas, job_owner: JobOwner, names_ok: bool = False,
@@ -224,7 +232,7 @@ def read(actor: Actor, value: str, areas: Areas, job_owner: JobOwner, names_ok: 
         except gate.GateRefused as exc:
             raise (_refused(value, str(exc)) if actor.remote else PathRefused(str(exc))) \
                 from None
-        return Read(str(copy), opened.identity)
+        return Read(str(copy), opened.identity, copy.parent)
 
 
 def _uri(value: str, place: bool, remote: bool) -> str:

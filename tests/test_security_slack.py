@@ -212,6 +212,7 @@ SAMPLES = {
     "environments add": "environments add ne-{uid} --image example/tf:2.15",
     "environments default": "environments default {default_env}",
     "environments match": "environments match --tf 2.15",
+    "catalog check": "catalog check", "runs": "runs", "web": "web",
 }
 for _kind, _key in (("datasets", "dataset"), ("models", "model"), ("components", "component"),
                     ("projects", "project"), ("pipelines", "pipeline"), ("environments", "env")):
@@ -279,7 +280,7 @@ def _admin_effect(world, name, targets, before, after, text):
 
 
 # Serve, build or download for minutes: for these the operator's column checks the gate only.
-LONG_RUNNING = {"serve", "site serve", "site build", "kb build", "kb load"}
+LONG_RUNNING = {"serve", "site serve", "site build", "kb build", "kb load", "web"}
 OPERATOR_CASES = sorted(set(COMMANDS) - LONG_RUNNING)
 
 
