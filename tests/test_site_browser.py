@@ -121,6 +121,7 @@ def test_first_search_is_fast_and_opens_the_page(browser_site):
     ("RandomFlip", "api/tf.keras.layers.RandomFlip/"),
     ("Dataset.map", "api/tf.data.Dataset/#tf.data.Dataset.map"),
     ("tf.contrib.foo", "migration/#tf.contrib.foo"),
+    ("Distributed training", "guides/distributed-training/"),  # a hand-written page by title
 ])
 def test_search_puts_the_right_page_first(browser_site, query, expect):
     base, page, _ = browser_site

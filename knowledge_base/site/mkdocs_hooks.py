@@ -77,9 +77,11 @@ def on_page_content(html, page, config, files):
 
 def on_post_build(config):
     index = Path(config["site_dir"]) / INDEX_FILE
-    if not index.is_file():
-        return
-    data = json.loads(index.read_text(encoding="utf-8"))
+    if index.is_file():
+        data = json.loads(index.read_text(encoding="utf-8"))
+    else:  # a site without generated pages still searches its own
+        index.parent.mkdir(parents=True, exist_ok=True)
+        data = {"format": 1, "releases": [], "params": [], "entries": []}
     data["entries"].extend(_pages)
     index.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False),
                      encoding="utf-8")
