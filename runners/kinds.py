@@ -75,11 +75,11 @@ class JobKind:
     # What the work needs of its runtime (runners/runtimes.py Needs), from the submitted spec,
     # read statically; None: anything fits.
     needs: Callable[[dict], Any] | None = None
-    # How the job ended in the work's own words, read from its folder once its processes are
-    # gone: (workdir, state, reason) -> (state, reason). A failed job's real cause (a worker's
+    # How the job ended in the work's own words, read once its processes are gone:
+    # (workdir, its log in tfdesk's records, state, reason) -> (state, reason). A failed job's real cause (a worker's
     # report) instead of "exit status N"; a job that exited 0 without the result it was asked
     # for (a TensorRT engine without a GPU) waiting. None: the backend's word stands.
-    settle: Callable[[Path, str, str], tuple[str, str]] | None = None
+    settle: Callable[[Path, Path | None, str, str], tuple[str, str]] | None = None
 
 
 KINDS: dict[str, JobKind] = {}

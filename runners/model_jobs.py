@@ -68,7 +68,7 @@ def describe(spec: dict) -> str:
     return f"{spec.get('name')} -> {spec.get('target')} {spec.get('precision')}"
 
 
-def settle(workdir: Path, state: str, reason: str) -> tuple[str, str]:
+def settle(workdir: Path, log: Path | None, state: str, reason: str) -> tuple[str, str]:
     """The worker's report decides: a failure keeps the worker's own error (the log's last
     line is only progress); a TensorRT conversion without a GPU waits for a GPU runner."""
     from converters.model.report import load_report

@@ -61,7 +61,8 @@ class Observing:
         if kind.settle is None or not job.workdir:
             return state, reason
         try:
-            return kind.settle(Path(job.workdir), state, reason)
+            log = self.log_path(job.id) if hasattr(self, "log_path") else None
+            return kind.settle(Path(job.workdir), log, state, reason)
         except Exception:  # noqa: BLE001 - the backend's word stands
             return state, reason
 

@@ -11,7 +11,7 @@ from typing import Any
 from core.vocabulary import CONVERT_CHOICES, SCRIPT_TARGETS as TARGETS  # noqa: F401
 from runners.isolation import job_env
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
-from runners.launchers import auto_target, detect_target
+from runners.launchers import auto_target, detect_target, settle
 from runners.models import JobError
 from runners.tracking import StepReader, hook_env, install_hook, script_hash
 
@@ -190,4 +190,5 @@ def collect(workdir: Path) -> list[dict[str, Any]]:
 
 TRAIN = register_kind(JobKind(name="train", prepare=prepare, local_plan=local_plan,
                               k8s_manifests=k8s_manifests, describe=describe, needs=_needs,
-                              collect_artifacts=collect, metric_reader=StepReader))
+                              collect_artifacts=collect, metric_reader=StepReader,
+                              settle=settle))

@@ -71,14 +71,14 @@ def test_a_model_job_settles_by_its_workers_report(tmp_path):
     (tmp_path / "report.json").write_text(json.dumps(
         {"status": "failed", "error": {"code": "bad_input",
                                        "error": "calib.npz lacks input 'features'"}}))
-    state, reason = settle(tmp_path, "failed", 'exit status 3: {"progress": "done"}')
+    state, reason = settle(tmp_path, None, "failed", 'exit status 3: {"progress": "done"}')
     assert state == "failed" and reason == "calib.npz lacks input 'features' (exit status 3)"
     (tmp_path / "report.json").write_text(json.dumps(
         {"status": "needs_gpu", "needs_gpu": {"message": "no GPU here"}}))
-    state, reason = settle(tmp_path, "succeeded", "")
+    state, reason = settle(tmp_path, None, "succeeded", "")
     assert state == "waiting_gpu" and "no GPU here" in reason
     (tmp_path / "report.json").write_text(json.dumps({"status": "succeeded"}))
-    assert settle(tmp_path, "succeeded", "") == ("succeeded", "")
+    assert settle(tmp_path, None, "succeeded", "") == ("succeeded", "")
 
 
 def test_a_job_waiting_for_a_gpu_holds_no_slot_and_cancel_ends_the_wait(tmp_path):
@@ -94,3 +94,26 @@ def test_a_job_waiting_for_a_gpu_holds_no_slot_and_cancel_ends_the_wait(tmp_path
         assert engine.cancel(job.id).state == "cancelled"
     finally:
         engine.close()
+
+
+HOROVOD_TAIL = """\
+[1]<stderr>:Traceback (most recent call last):
+[1]<stderr>:  File "script.py", line 9, in <module>
+[1]<stderr>:FileNotFoundError: [Errno 2] No such file or directory: 'toy.npz'
+[0]<stderr>:FileNotFoundError: [Errno 2] No such file or directory: 'toy.npz'
+Traceback (most recent call last):
+RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus \
+causing the job to be terminated. The first process to do so was:
+"""
+
+
+def test_a_failed_multi_worker_job_keeps_the_first_workers_exception(tmp_path):
+    from runners.launchers import settle
+    log = tmp_path / "job.log"
+    log.write_text("Epoch 1/2\n" + HOROVOD_TAIL)
+    state, reason = settle(tmp_path, log, "failed", "exit status 1: RuntimeError: Horovod ...")
+    assert (state, reason) == ("failed", "worker 1: FileNotFoundError: [Errno 2] No such file "
+                                         "or directory: 'toy.npz' (exit status 1)")
+    log.write_text("Epoch 1/2\nValueError: single process\n")  # no worker prefix: unchanged
+    assert settle(tmp_path, log, "failed", "exit status 1: ValueError: single process") == \
+        ("failed", "exit status 1: ValueError: single process")
