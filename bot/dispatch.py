@@ -104,8 +104,11 @@ def resolve_paths(ctx: Context, spec: CommandSpec, args: dict, copy: bool = True
                 outside_job_folders(v, areas)
                 not_an_input(v, inputs)
         else:
+            place = (spec.name, dest) in PLACES
+            # models add copies into the catalog's store itself, unless --in-place
+            keep = place and args.get("in_place", True) is not False
             got = [read(ctx.actor, v, areas, job_owner(ctx), kind == "or-name",
-                        catalog_model(ctx), (spec.name, dest) in PLACES, copy) for v in values]
+                        catalog_model(ctx), place, copy, keep) for v in values]
             inputs += [g.identity for g in got if g.identity]
             if made is not None:
                 made += [g.copy for g in got if g.copy]

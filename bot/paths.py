@@ -201,8 +201,10 @@ def discard(copies: list[Path]) -> None:
 
 
 def read(actor: Actor, value: str, areas: Areas, job_owner: JobOwner, names_ok: bool = False,
-         catalog: CatalogModel | None = None, place: bool = False, copy: bool = True) -> Read:
-    """The gate for one name (see :func:`readable`); ``copy=False`` only checks it."""
+         catalog: CatalogModel | None = None, place: bool = False, copy: bool = True,
+         keep: bool | None = None) -> Read:
+    """The gate for one name (see :func:`readable`); ``copy=False`` only checks it. ``keep``
+    (default: ``place``): the copy is what a catalog entry will point at, kept with it."""
     if gate.uri_scheme(value) is not None:
         return Read(_uri(value, place, actor.remote))
     try:
@@ -224,8 +226,9 @@ def read(actor: Actor, value: str, areas: Areas, job_owner: JobOwner, names_ok: 
             return Read(value, opened.identity)
         if place and not actor.remote and where.root == Path("/"):
             return Read(str(Path("/", *where.parts)), opened.identity)  # the operator's data
-        store = areas.kept if place else areas.gate
-        if not place:
+        keep = place if keep is None else keep
+        store = areas.kept if keep else areas.gate
+        if not keep:
             gate.prune(store, KEEP_DAYS * 86400)
         try:
             copy = gate.private_copy(opened, store, where.leaf or where.parts[-1])

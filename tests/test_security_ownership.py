@@ -171,3 +171,26 @@ def test_slack_roles_come_from_the_slack_section(home):
     admin = gate.actor("UA", "C1")
     assert admin.is_admin and admin.remote and admin.max_running == 3
     assert not gate.actor("UC", "C1").is_admin
+
+
+def test_what_a_catalog_entry_points_at_is_a_kept_copy_and_only_that(home):
+    """From Slack, `datasets add` and `models add --in-place` register the file gate's copy,
+    kept with the entry; `models add` (copied into the model store) keeps no second copy, and
+    a refused command leaves none."""
+    upload(home, "UCOMP", "FDATA", "data.keras", "PK\x03\x04 model")
+    comp = ctx_of(home, member("UCOMP", "compute"))
+    kept = home / "catalog" / "files"
+    listed = lambda: sorted(p.name for p in kept.iterdir()) if kept.exists() else []  # noqa: E731
+    reply = run(comp, "models add copied FDATA --format keras")
+    assert reply.ok, reply.text
+    assert listed() == []
+    reply = run(comp, "models add inplace FDATA --in-place --format keras")
+    assert reply.ok and len(listed()) == 1, reply.text
+    uri = reply.data["model"]["artifact_uri"]
+    assert uri.startswith(str(kept)) and Path(uri).read_text() == "PK\x03\x04 model"
+    reply = run(comp, "datasets add d FDATA/data.keras --format other")
+    assert reply.ok and len(listed()) == 2, reply.text
+    before = sorted((home / "gate").rglob("*")) if (home / "gate").exists() else []
+    assert not run(comp, "pipelines add p FDATA/data.keras").ok  # not a pipeline: refused
+    after = sorted((home / "gate").rglob("*")) if (home / "gate").exists() else []
+    assert after == before
