@@ -111,6 +111,7 @@ class Candidate:
 
 def _refused(value: str, why: str = "") -> PathRefused:
     text = REFUSED.format(value=value[:200])
+    why = why.removeprefix(f"{value!r}: ").removeprefix(f"{value!r} ")  # named once
     return PathRefused(text if not why else text.replace(": share", f" ({why}): share", 1))
 
 
