@@ -104,7 +104,7 @@ class EngineSteps:
                                   backend=spec.pop("backend", None) or "local").id
 
     def _convert_script(self, spec: dict[str, Any]) -> str:
-        from converters.script import convert
+        from converters.script.child import convert  # its parser holds the GIL for seconds
         job_id = f"inline-{secrets.token_hex(4)}"
         try:
             src = Path(spec["script"])

@@ -31,7 +31,8 @@ def _convert(source: str, target: str, filename: str) -> tuple[str, str]:
     """The converted script and the converter's findings (report text). A refusal, or a
     conversion with error findings, stops the job before it exists, with every finding shown."""
     try:
-        from converters.script import ConversionError, convert
+        from converters.script import ConversionError
+        from converters.script.child import convert  # its parser holds the GIL for seconds
         from converters.script.findings import format_report
     except ImportError:
         raise JobError(f"this script is single-process and the script converter is not installed, "
