@@ -67,7 +67,7 @@ def test_int8_summary_reports_held_out_agreement_and_the_float_model():
     report = {"mode": "convert", "model": {"name": "m"},
               "conversion": {"target": "onnx", "precision": "int8", "opset": 17},
               "validation": {"passed": False, "int8": {
-                  "samples": 256, "min_agreement": 0.99, "passed": False, "outputs": {
+                  "samples": 256, "inputs": "calibration", "min_agreement": 0.99, "passed": False, "outputs": {
                       "probs": {"task": "classification", "int8": agree,
                                 "fp32": {"agreement": 1.0, "max_abs_diff": 9e-6}}}}},
               "benchmark": {"original": [{"batch": 1, "p50_ms": 10.0}],
@@ -75,6 +75,7 @@ def test_int8_summary_reports_held_out_agreement_and_the_float_model():
                             "converted": [{"batch": 1, "p50_ms": 1.0, "throughput_per_s": 900}],
                             "speedups": [{"batch": 1, "p50_speedup": 10.0}]}}
     text = summary(report)
-    assert "FAIL — INT8 agreement with TensorFlow on 256 held-out samples (needs >= 99%)" in text
+    assert ("FAIL — INT8 agreement with TensorFlow on 256 held-out samples of your calibration "
+            "file (needs >= 99%)") in text
     assert "INT8 95.3% top-1, max abs error 0.58; ONNX fp32 100.0%" in text
     assert "p50 10.00 ms -> fp32 2.00 ms (5.0x), int8 1.00 ms (10.0x)" in text
