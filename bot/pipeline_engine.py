@@ -86,9 +86,11 @@ class EngineSteps:
     """StepExecutor over the engine. ``convert-script`` is not a job (the converter only parses
     the script, never runs it), so it runs inline and gets an ``inline-`` id."""
 
-    def __init__(self, engine, scratch: Path):
+    def __init__(self, engine, scratch: Path, grant=None):
         self.engine = engine
         self.scratch = Path(scratch)
+        # () -> the runners.inputs.Grant of every step: catalog entries only (bot/job_inputs.py)
+        self.grant = grant
         self._inline: dict[str, StepOutcome] = {}
 
     def submit(self, kind: str, spec: dict[str, Any], owner: str, reply_to: dict[str, Any]) -> str:
@@ -100,8 +102,9 @@ class EngineSteps:
             spec["script_path"] = spec.pop("script")
         if labels:
             spec["labels"] = labels
+        grant = {"grant": self.grant()} if self.grant else {}
         return self.engine.submit(kind, spec, owner, reply_to,
-                                  backend=spec.pop("backend", None) or "local").id
+                                  backend=spec.pop("backend", None) or "local", **grant).id
 
     def _convert_script(self, spec: dict[str, Any]) -> str:
         from converters.script.child import convert  # its parser holds the GIL for seconds
@@ -162,8 +165,11 @@ class EngineSteps:
 
 
 def engine_executor(ctx):
+    from bot.job_inputs import catalog_grant
+    from bot.paths import Areas
     engine = ctx.services.engine
-    return EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps")
+    return EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps",
+                       lambda: catalog_grant(ctx.services.catalog, Areas.of(ctx.config)))
 
 
 def _model_read(conn, spec: dict[str, Any]):
@@ -284,7 +290,11 @@ def _follow_quietly(engine, state_path: Path, run_id: str) -> None:
     from catalog import open_db, runs
     conn = open_db(state_path)  # a thread of its own gets a connection of its own
     try:
-        runs.follow(conn, run_id, EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps"))
+        from bot.job_inputs import catalog_grant
+        from bot.paths import Areas
+        areas = Areas(Path(state_path).parent.resolve(), Path(engine.jobs_dir).resolve())
+        runs.follow(conn, run_id, EngineSteps(engine, Path(engine.jobs_dir) / "pipeline-steps",
+                                              lambda: catalog_grant(conn, areas)))
     except Exception:  # noqa: BLE001 - e.g. another tfdesk took it over first
         log.exception("following pipeline run %s failed", run_id)
     finally:

@@ -125,8 +125,8 @@ class GraphRun:
         try:
             resolver = self.book._Resolver(self.conn, self.definition.get("params", {}) or {},
                                            self.outputs)
-            spec = resolver.resolve(step["with"])
-            spec = {**spec, "pipeline_run": self.run_id, "step": name}
+            spec = {**resolver.step(name, step["with"]), "pipeline_run": self.run_id,
+                    "step": name}
             for key in ("project", "environment", "register"):
                 value = step.get(key) if key != "project" else self.definition.get("project")
                 if value:

@@ -16,7 +16,7 @@ import sqlite3
 import sys
 from typing import Any, Callable
 
-from catalog import components, entries, pipeline_graph, pipelines
+from catalog import components, entries, inputs, pipeline_graph, pipelines
 from catalog.errors import InvalidInput, NotFound
 from catalog.executor import StepExecutor, StepOutcome
 from catalog.outputs import register_job_outputs
@@ -120,6 +120,9 @@ class _Resolver:
     def __init__(self, conn, params, outputs):
         self.conn, self.params, self.outputs = conn, params, outputs
         self.used: list[tuple[str, int]] = []
+        # The local paths of the datasets the step references: its read-only inputs, which
+        # its job's sandbox shows it (runners/inputs.py), and nothing else of the machine.
+        self.inputs: list[str] = []
 
     def value(self, expr: str) -> Any:
         parts = expr.split(".", 1)
@@ -139,6 +142,9 @@ class _Resolver:
             if row is None:
                 raise NotFound(f"dataset {rest!r} is no longer in the catalog")
             self.used.append(("dataset", row["id"]))
+            local = inputs.local_path(row["uri"])
+            if local is not None and str(local) not in self.inputs:
+                self.inputs.append(str(local))
             return row["uri"]
         if head == "models":
             from catalog import models
@@ -146,6 +152,13 @@ class _Resolver:
             self.used.append(("model", m["id"]))
             return m["artifact_uri"]
         raise InvalidInput(f"unknown reference ${{{expr}}}")
+
+    def step(self, name: str, with_: dict[str, Any] | None) -> dict[str, Any]:
+        """A step's ``with:`` resolved, with its ``inputs``: the datasets it references."""
+        if "inputs" in (with_ or {}):
+            raise InvalidInput(f"step {name!r}: a step's inputs are the catalog datasets it "
+                               "references (${datasets.NAME}); it cannot list paths")
+        return {**self.resolve(with_ or {}), "inputs": list(self.inputs)}
 
     def resolve(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -330,8 +343,7 @@ def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
                 job_id = s["job_id"]
             else:
                 resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
-                spec = resolver.resolve(step["with"])
-                spec = {**spec, "pipeline_run": run_id, "step": name}
+                spec = {**resolver.step(name, step["with"]), "pipeline_run": run_id, "step": name}
                 if project:
                     spec.setdefault("project", project)
                 if step.get("environment"):

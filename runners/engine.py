@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from runners.backends import BACKENDS, Backend
 from runners.builtins import backend_class, default_runner_python, load_kinds
+from runners.inputs import Grant, resolve as resolve_inputs
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
@@ -106,15 +107,13 @@ class Engine(Observing):
 
     # -- public API ------------------------------------------------------------------------------
     def submit(self, kind: str, spec: JobSpec | dict[str, Any], owner: str = "local",
-               reply_to: dict[str, Any] | None = None, backend: str = "local",
-               max_active: int | None = None, also_active: int = 0) -> Job:
-        """Queue a job; ``max_active``: the owner's limit of active jobs, enforced when the
-        job is recorded (one transaction with the count; see JobStore.create). The faces
-        submit a typed spec (runners.specs); pipeline steps a mapping."""
-        spec = as_mapping(kind, spec)
+               reply_to: dict | None = None, backend: str = "local", max_active: int | None = None,
+               also_active: int = 0, grant: Grant = Grant()) -> Job:
+        """Queue a job; ``max_active``: the owner's active-job limit (JobStore.create);
+        ``grant``: what the asker may give it to read (its ``inputs``: runners/inputs.py)."""
+        spec = self._inputs(as_mapping(kind, spec), grant)
         k = get_kind(kind)
-        # Fails now, clearly, when the backend is not configured or cannot run this kind.
-        self.backend(backend).accepts(k)
+        self.backend(backend).accepts(k)  # fails now, clearly, when it cannot run this kind
         choice = self.runtime(kind, spec, backend)  # refused here when nothing fits
         # Prepare in a scratch directory first: bad input is refused before a job exists.
         scratch = self.jobs_dir / f".new-{secrets.token_hex(4)}"
@@ -122,6 +121,7 @@ class Engine(Observing):
         try:
             scratch.mkdir(parents=True)
             stored = self._prepare(k, {**spec, "job_id": job_id}, scratch, choice)
+            stored["inputs"] = list(spec["inputs"])  # bound read-only, and nothing else
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
@@ -144,6 +144,10 @@ class Engine(Observing):
         from runners.runtimes import resolve
         return resolve(get_kind(kind), spec, backend, self.config.environments)
 
+    def _inputs(self, spec: dict[str, Any], grant: Grant) -> dict[str, Any]:  # never our folders
+        g = grant.with_forbidden(self.jobs_dir, Path(self.config.state_path).parent)
+        return {**spec, "inputs": list(resolve_inputs(spec.get("inputs"), g))}
+
     def _prepare(self, k: JobKind, spec: dict, workdir: Path, choice) -> dict:
         stored = k.prepare(choice.job_spec(spec), workdir, self.runner_env(choice.summary))
         return choice.stamp(stored)
@@ -154,11 +158,10 @@ class Engine(Observing):
             return RunnerEnv(Path(runtime["python"]))
         return self.env
 
-    def dry_run(self, kind: str, spec: JobSpec | dict[str, Any], backend: str = "local"
-                ) -> dict[str, Any]:
-        """What ``submit`` would run, without running it: the local command lines, or the
-        validated Kubernetes manifests as YAML."""
-        spec = as_mapping(kind, spec)
+    def dry_run(self, kind: str, spec: JobSpec | dict[str, Any], backend: str = "local",
+                grant: Grant = Grant()) -> dict[str, Any]:
+        """What ``submit`` would run, not running it: local command lines or manifests."""
+        spec = self._inputs(as_mapping(kind, spec), grant)
         k = get_kind(kind)
         if backend not in BACKENDS:
             raise JobError(f"unknown backend {backend!r}; use one of {', '.join(BACKENDS)}")
@@ -166,7 +169,7 @@ class Engine(Observing):
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, spec, scratch, choice)
+            stored = {**self._prepare(k, spec, scratch, choice), "inputs": spec["inputs"]}
             # Rendered from configuration alone: a dry run needs no cluster and no credentials.
             plan = backend_class(backend).render(k, stored, scratch,
                                                  self.runner_env(stored.get("runtime")),

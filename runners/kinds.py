@@ -45,6 +45,9 @@ class LocalPlan:
     job's sandbox (the runtime of ``argv[0]`` is found by the sandbox itself)."""
     procs: list[Proc]
     code: list[Path] = field(default_factory=list)
+    # The job's read-only inputs (its spec's ``inputs``, checked at submit: runners/inputs.py),
+    # bound at the same paths; set by the local backend for every kind.
+    inputs: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -56,6 +59,9 @@ class K8sPlan:
     log_selector: str
     # Pods of every worker, when there are several whose failure should be reported by name.
     worker_selector: str = ""
+    # The job's inputs, placed on the shared volume before the objects are made (a dry run
+    # places nothing): local file or folder -> its path where that volume is mounted here.
+    volume_files: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

@@ -176,6 +176,7 @@ class LocalBackend:
     def start(self, job, kind, env) -> tuple[dict[str, Any], list]:
         self.accepts(kind)
         plan = kind.local_plan(job.spec, Path(job.workdir), env)
+        plan = dataclasses.replace(plan, inputs=[Path(p) for p in job.spec.get("inputs") or ()])
         return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout"),
                            env.runner_python), []
 
@@ -232,7 +233,7 @@ class LocalBackend:
                 argv[-2:] = [str(LAUNCHER), str(p["procs"])]
             return argv, env
         programs = sorted({str(pr.argv[0]) for pr in plan.procs} | {str(python)})
-        return self.sandbox.wrap(workdir, programs, plan.code, launch) + argv, env
+        return self.sandbox.wrap(workdir, programs, plan.code, launch, plan.inputs) + argv, env
 
     def launch(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None,
                python: Path | None = None) -> dict[str, Any]:

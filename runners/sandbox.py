@@ -7,7 +7,9 @@ What a job sees and may do, enforced here and nowhere else:
   two workers (Horovod gloo, tf.distribute) still connect on localhost;
 - a file system built from an allow-list: ``/usr`` and a few files of ``/etc`` read-only, the
   runtime (the runner environment and its base Python, resolved from the interpreter once)
-  read-only at the same paths, the code a job kind names read-only, fresh ``/proc``, ``/dev``,
+  read-only at the same paths, the code a job kind names read-only, the job's inputs (the
+  dataset or model it was given, checked at submit by runners/inputs.py) read-only at their
+  own paths, fresh ``/proc``, ``/dev``,
   ``/tmp`` and ``/dev/shm`` (size-capped), and its job folder, the only writable place.
   tfdesk's home (state database, config), other jobs, uploads and outputs are not mounted;
 - an unprivileged uid: when tfdesk is root, bubblewrap runs as root only to build the
@@ -135,10 +137,16 @@ class Sandbox:
     userns: bool = True
 
     def wrap(self, workdir: Path, programs: list[str], code: list[Path],
-             files: dict[str, Path] | None = None) -> list[str]:
+             files: dict[str, Path] | None = None, inputs: list[Path] = ()) -> list[str]:
         """The command prefix that runs a command in this job's sandbox; ``files`` maps paths
-        inside the sandbox to files bound read-only there (the launcher, its plan)."""
+        inside the sandbox to files bound read-only there (the launcher, its plan);
+        ``inputs``: the job's read-only inputs, checked at submit (runners/inputs.py), bound
+        at their own paths."""
         workdir = Path(workdir)
+        inputs = [Path(p) for p in inputs]
+        for p in inputs:  # checked at submit; a stored spec is not trusted to widen the view
+            if not p.is_absolute() or p == Path("/") or workdir.is_relative_to(p):
+                raise JobError(f"input {p} cannot be shown to a job")
         argv = [self.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                 "--hostname", "localhost"]  # gloo resolves its host name: /etc/hosts has it
@@ -154,6 +162,7 @@ class Sandbox:
             if str(root) not in seen and not _covered(root, seen):
                 seen.add(str(root))
                 binds.append(["--ro-bind", str(root), str(root)])
+        binds += [["--ro-bind", str(p), str(p)] for p in inputs]
         for inside, outside in (files or {}).items():
             binds.append(["--ro-bind", str(outside), inside])
         binds.append(["--bind", str(workdir), str(workdir)])

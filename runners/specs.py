@@ -22,6 +22,9 @@ class TrainSpec:
     args: tuple[str, ...] = ()         # the script's own arguments (`train ... -- ARGS`)
     cpu: str | None = None             # Kubernetes requests/limits per worker
     memory: str | None = None
+    # Read-only inputs outside the job folder (a catalog dataset's or model's path, a file the
+    # operator named), checked at submit against what the asker may read (runners/inputs.py).
+    inputs: tuple[str, ...] = ()
     kind = "train"
 
 

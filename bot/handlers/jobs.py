@@ -68,26 +68,32 @@ def _progress_subscriber(ctx, job_id):
                arg("--tf-version", help="TensorFlow version the script needs (picks the image)"),
                arg("--env", dest="environment", help="the catalog environment to run in "
                    "(default: the one that fits the script; see 'tfdesk environments list')"),
+               arg("--input", dest="inputs", action="append", default=[], metavar="NAME",
+                   help="a catalog dataset or model the job reads (from the terminal, also a "
+                   "path), shown to it read-only at its path; repeat for several"),
                arg("--wait", action="store_true", help="wait for the end, showing progress"),
                arg("--dry-run", action="store_true", help="show what would run (Kubernetes: manifests)")],
          examples=["tfdesk train train.py --workers 2", "tfdesk train train.py -- --lr 0.01",
                    "tfdesk train train.py --workers 4 "
                    "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True, permission="compute")
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
-          environment, wait, dry_run, script_args=(), cpu=None, memory=None):
+          environment, wait, dry_run, script_args=(), cpu=None, memory=None, inputs=()):
+    from bot import job_inputs
     engine = ctx.services.engine
     spec = TrainSpec(script_path=str(Path(script).expanduser().resolve()), workers=workers,
                      gpus_per_worker=gpus_per_worker, convert=convert, epochs=epochs,
                      timeout=timeout, tf_version=tf_version, environment=environment,
-                     args=tuple(script_args or ()), cpu=cpu, memory=memory)
+                     args=tuple(script_args or ()), cpu=cpu, memory=memory,
+                     inputs=job_inputs.named(ctx, inputs))
+    grant = job_inputs.grant(ctx)
     if dry_run:
-        plan = engine.dry_run("train", spec, backend)
+        plan = engine.dry_run("train", spec, backend, grant=grant)
         # As YAML comments, the findings leave the manifests a valid YAML stream.
         return Reply(text=_with_findings(plan["spec"], plan["text"], comment=backend != "local"),
                      data=plan)
     from bot.dispatch import job_limit
     job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend,
-                        **job_limit(ctx))
+                        grant=grant, **job_limit(ctx))
     if wait:
         token = engine.subscribe(_progress_subscriber(ctx, job.id), job_id=job.id)
         try:

@@ -1,0 +1,39 @@
+"""What an asker may give a job to read (runners/inputs.py Grant), for every face: the local
+paths of catalog datasets and models (shared; a member names them by catalog name), and from
+the terminal, any path the operator names. tfdesk's own folders never, whoever asks: its home
+(state, config, uploads, private copies) and the job folders; only the files catalog entries
+point at inside it (``Areas.kept``), one entry at a time."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.paths import Areas, PathRefused
+from catalog import inputs as catalog_inputs
+from catalog.errors import NotFound
+from runners.inputs import Grant
+
+
+def catalog_grant(conn, areas: Areas) -> Grant:
+    """Catalog entries only: a Slack member's grant, and every pipeline step's."""
+    return Grant(roots=catalog_inputs.readable_paths(conn),
+                 forbidden=(areas.home, areas.jobs), shareable=(areas.kept,))
+
+
+def grant(ctx) -> Grant:
+    """The asker's grant: catalog entries; from the terminal, any path too."""
+    g = catalog_grant(ctx.services.catalog, Areas.of(ctx.config))
+    return Grant(g.roots, not ctx.actor.remote, g.forbidden, g.shareable)
+
+
+def named(ctx, values) -> tuple[str, ...]:
+    """``--input`` values -> paths: a catalog dataset or model name first; from the terminal,
+    else a path on this machine (checked with the rest at submit, runners/inputs.py)."""
+    out = []
+    for value in values or ():
+        try:
+            out.append(catalog_inputs.entry_path(ctx.services.catalog, str(value)))
+        except NotFound as exc:
+            if ctx.actor.remote or not ("/" in str(value) or Path(value).exists()):
+                raise PathRefused(str(exc)) from None
+            out.append(str(Path(value).expanduser().absolute()))
+    return tuple(out)

@@ -1,0 +1,78 @@
+"""A job's read-only inputs: the files and folders outside its job folder that it is given to
+read (a registered dataset, a catalog model, a file the operator named for it).
+
+The invariant, enforced here at submit time and nowhere else: a job sees, read-only, exactly
+the inputs it was given, and an input is only ever something its asker may read:
+
+- a Slack member may give only the local paths of catalog entries (a :class:`Grant` with
+  ``roots``); the terminal's operator may name any path (``anywhere``);
+- never tfdesk's own folders (its home: state, config, uploads, private copies; the job
+  folders), nor a folder holding one of them (``forbidden``), whoever asks.
+
+Each input is resolved (links followed, once, here) and stored in the job's spec as ``inputs``;
+the local sandbox binds exactly these read-only at the same paths (sandbox.py), and nothing
+else of the machine.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from runners.models import JobError
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What an asker may give a job to read. The default grants nothing."""
+    roots: tuple[Path, ...] = ()        # these paths and what lies beneath them
+    anywhere: bool = False              # the machine's operator (terminal)
+    forbidden: tuple[Path, ...] = ()    # tfdesk's folders: never, whoever asks
+    # Folders inside a forbidden one whose entries may be given: the files catalog entries
+    # point at (bot/paths.py Areas.kept), one entry at a time, never the folder itself.
+    shareable: tuple[Path, ...] = ()
+
+    def with_forbidden(self, *folders: Path) -> "Grant":
+        return Grant(self.roots, self.anywhere, (*self.forbidden, *map(Path, folders)),
+                     self.shareable)
+
+
+def _real(value: str) -> Path:
+    return Path(os.path.realpath(os.path.expanduser(value)))
+
+
+def _beneath(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def resolve(raw: Iterable[str] | None, grant: Grant) -> tuple[str, ...]:
+    """The inputs as the job will see them (real, absolute paths, each once), or JobError
+    saying which one is refused and why."""
+    out: list[str] = []
+    if isinstance(raw, (str, bytes)):
+        raw = [raw]
+    forbidden = [_real(str(f)) for f in grant.forbidden]
+    roots = [_real(str(r)) for r in grant.roots]
+    shareable = [_real(str(f)) for f in grant.shareable]
+    for value in raw or ():
+        value = os.fsdecode(value) if isinstance(value, bytes) else value
+        if not isinstance(value, str) or not value or "\x00" in value:
+            raise JobError(f"input {value!r} is not a file name")
+        if not os.path.isabs(os.path.expanduser(value)):
+            raise JobError(f"input {value!r} is not an absolute path")
+        real = _real(value)
+        shared = any(real.is_relative_to(f) for f in shareable)
+        for own in forbidden:
+            if _beneath(own, real) or (_beneath(real, own) and not shared):
+                raise JobError(f"input {value!r} is refused: it is (or holds, or lies in) "
+                               f"tfdesk's own folder {own}, which no job may see")
+        if not grant.anywhere and not any(_beneath(real, r) for r in roots):
+            raise JobError(f"input {value!r} is refused: you may give a job only catalog "
+                           "datasets and models you can read (name them), not a path on "
+                           "the tfdesk machine")
+        if not real.exists():
+            raise JobError(f"input {value!r} does not exist")
+        if str(real) not in out:
+            out.append(str(real))
+    return tuple(out)
