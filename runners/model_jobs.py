@@ -106,21 +106,15 @@ CODE_DIR = "/tfdesk/code"
 DEFAULT_INFER_IMAGE = "tensorflow/tensorflow:2.15.0-gpu"
 
 
-def _on_volume(path: str, settings: dict) -> str:
-    """The cluster reads models from the shared volume ([kubernetes] pvc); ``pvc_local_path``
-    is where the same volume is mounted here."""
+def _volume(settings: dict) -> Path:
+    """Where the shared volume ([kubernetes] pvc) is mounted here (``pvc_local_path``): the
+    cluster reads a job's inputs from it."""
     from runners.models import JobError
     local = settings.get("pvc_local_path")
-    mount = settings.get("pvc_mount", "/data")
     if not settings.get("pvc") or not local:
         raise JobError("infer on Kubernetes reads the model from the shared volume: set pvc and "
                        "pvc_local_path (where that volume is mounted here) under [kubernetes]")
-    p = Path(path).resolve()
-    try:
-        rel = p.relative_to(Path(local).expanduser().resolve())
-    except ValueError:
-        raise JobError(f"{p} is not on the shared volume ({local}); copy it there first") from None
-    return f"{mount}/{rel}"
+    return Path(local).expanduser()
 
 
 def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
@@ -135,9 +129,18 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
     name = object_name(job_id)
     mount = settings.get("pvc_mount", "/data")
     pod_spec = dict(spec, workdir=f"{mount}/{job_id}", chart_python=None, repo_root=None)
-    pod_spec["source"] = {**spec["source"], "path": _on_volume(spec["model"], settings)}
-    if spec.get("input_origin"):
-        pod_spec["input"] = _on_volume(spec["input_origin"], settings)
+    # What prepare copied into the job folder (the model, --input samples) goes onto the
+    # shared volume, into the job's folder there, where the pod reads it.
+    volume, placed = _volume(settings), {}
+    for key in ("source", "input"):
+        given = (spec.get(key) or {}).get("path") if key == "source" else spec.get(key)
+        if not given:
+            continue
+        src = Path(workdir) / given  # relative to the job folder, as prepare leaves it
+        rel = Path(given) if not Path(given).is_absolute() else Path(key) / src.name
+        placed[str(src)] = str(volume / job_id / rel)
+        on_pod = f"{mount}/{job_id}/{rel}"
+        pod_spec[key] = {**spec[key], "path": on_pod} if key == "source" else on_pod
     root = jobspec.REPO_ROOT
     files = [root / "converters" / "__init__.py", *sorted((root / "converters" / "model").glob("*.py"))]
     data = {str(f.relative_to(root)).replace("/", "__"): f.read_text() for f in files}
@@ -172,7 +175,8 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
             "spec": {"backoffLimit": 0,
                      "ttlSecondsAfterFinished": int(settings.get("ttl_seconds_after_finished", 86400)),
                      "template": {"metadata": {"labels": labels(job_id)}, "spec": pod}}}
-    return K8sPlan(manifests=[cm, main], main=main, log_selector=f"job-name={name}")
+    return K8sPlan(manifests=[cm, main], main=main, log_selector=f"job-name={name}",
+                   volume_files=placed)
 
 
 INFER.k8s_manifests = infer_k8s

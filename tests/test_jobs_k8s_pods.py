@@ -15,6 +15,7 @@ from core import pods
 from jobs_helpers import make_engine, write
 from runners.engine import RunnerEnv
 from runners.kinds import get_kind
+from runners.kubernetes.backend import place_on_volume
 from runners.kubernetes.schema import validate
 from runners.models import JobError
 
@@ -96,6 +97,10 @@ def test_inference_and_tensorrt_pods_are_hardened(tmp_path):
         _schemas(m)
     for pod in pod_specs(plan.main):
         assert_hardened(pod, uid=4242)
+    # The model is placed in the job's folder on the shared volume when the job starts.
+    assert plan.volume_files == {str(model): str(tmp_path / "data" / "j2" / "source" / "m.onnx")}
+    place_on_volume(plan.volume_files)
+    assert (tmp_path / "data" / "j2" / "source" / "m.onnx").read_bytes() == b"onnx"
 
 
 quantities = st.one_of(st.integers(1, 64).map(str), st.integers(1, 64000).map(lambda n: f"{n}m"))

@@ -256,9 +256,20 @@ def test_infer_on_kubernetes_is_a_gpu_batch_job(tmp_path):
     assert c["resources"]["limits"]["nvidia.com/gpu"] == "2"
     assert c["command"][-2:] == ["converters.model.worker", "/tfdesk/code/spec.json"]
     spec = json.loads(cm["data"]["spec.json"])
-    assert spec["source"]["path"] == "/data/models/m" and spec["mode"] == "infer"
+    # The model the job was given (the file gate's private copy, in its folder) is placed in
+    # the job's own folder on the shared volume, where the pod reads it.
+    assert spec["workdir"] == "/data/dry-run" and spec["mode"] == "infer"
+    assert spec["source"]["path"] == "/data/dry-run/source/m"
     assert "converters__model__worker.py" in cm["data"]
-    # a model that is not on the shared volume is refused with the reason
+    # a model from anywhere else is placed there the same way (the job's input, copied)
     elsewhere = write_saved_model(tmp_path / "elsewhere")
     _, reply = run_line(ctx, ["infer", str(elsewhere), "--backend", "kubernetes", "--dry-run"])
-    assert not reply.ok and "not on the shared volume" in reply.text
+    assert reply.ok, reply.text
+    spec = json.loads(reply.data["manifests"][0]["data"]["spec.json"])
+    assert spec["source"]["path"] == "/data/dry-run/source/elsewhere"
+    assert not (volume / "dry-run").exists()  # a dry run places nothing
+    # without the shared volume configured, the reason is said
+    (home / "tfdesk.toml").write_text('[kubernetes]\napi_url = "http://127.0.0.1:9"\n')
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}))
+    _, reply = run_line(ctx, ["infer", str(elsewhere), "--backend", "kubernetes", "--dry-run"])
+    assert not reply.ok and "shared volume" in reply.text, reply.text

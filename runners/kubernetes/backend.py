@@ -81,6 +81,18 @@ def plan(kind: JobKind, job_id: str, spec: dict, workdir: Path, settings: dict) 
     return made
 
 
+def place_on_volume(files: dict[str, str]) -> None:
+    """Copy a job's inputs onto the shared volume (links copied as links, never followed)."""
+    import shutil
+    for src, dest in files.items():
+        src_p, dest_p = Path(src), Path(dest)
+        dest_p.parent.mkdir(parents=True, exist_ok=True)
+        if src_p.is_dir() and not src_p.is_symlink():
+            shutil.copytree(src_p, dest_p, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(src_p, dest_p, follow_symlinks=False)
+
+
 class KubernetesBackend:
     name = "kubernetes"
     reattach_note = "re-attached to the cluster job"
@@ -161,6 +173,7 @@ class KubernetesBackend:
 
     def start(self, job: Job, kind: JobKind, env=None) -> tuple[dict[str, Any], list]:
         made = self.plan(kind, job.id, job.spec, Path(job.workdir))
+        place_on_volume(made.volume_files)
         created = []
         try:
             for m in made.manifests:
