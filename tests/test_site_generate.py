@@ -225,3 +225,16 @@ def test_docstrings_never_set_headings_or_load_images(lines):
     html = Renderer().docstring("Summary.\n\n" + "\n".join(lines))
     assert not re.search(r"<h[1-6][ >]", html)
     assert "<img" not in html and "pylint:" not in html
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="ab [](): ", min_size=380, max_size=420))
+def test_clipped_event_details_never_cut_a_link(text):
+    from knowledge_base.site.entries import _clip
+    out = _clip(text)
+    assert len(out) <= 401
+    if len(text) > 400:
+        body = out.removesuffix("…")
+        assert text.startswith(body)
+        # A link that did not fit is left out whole, never shown as half Markdown.
+        assert not re.search(r"\[[^\]]*(\]\([^)]*)?$", body)

@@ -5,6 +5,7 @@ the release pages, which link to symbols the same way.
 from __future__ import annotations
 
 import json
+import re
 
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
@@ -12,6 +13,8 @@ from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.markup import badge, esc, esc_code, link, rel
 from knowledge_base.site.params import param_names, split_params
 
+_INLINE = Renderer()  # event details are one line of Markdown each
+_OPEN_LINK = re.compile(r"\[[^\]]*(\]\([^)]*)?$")  # a link (or its text) cut at the end
 EVENT_WORDS = {"added": "added", "removed": "removed", "signature_changed": "signature changed",
                "deprecated": "deprecated", "undeprecated": "no longer deprecated",
                "moved": "moved", "definition_moved": "definition moved"}
@@ -136,7 +139,18 @@ def event_detail(data: SiteData, e: dict, page: str) -> str:
         return (f": {esc_code(detail)}" if detail else "") + sig
     if not detail or detail in ("added", "removed", "deprecated", "in the oldest release in the KB"):
         return ""
-    return f": {esc_code(detail[:400])}"
+    # Deprecation texts are Markdown ([Distribution Strategies](https://...)): render them.
+    return f": {_INLINE.inline(_clip(detail), linker(data, page))}"
+
+
+def _clip(text: str, limit: int = 400) -> str:
+    """At most ``limit`` characters, cut before a Markdown link rather than through it."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    while (m := _OPEN_LINK.search(cut)):
+        cut = cut[:m.start()]
+    return cut.rstrip() + "…"
 
 
 def signature_by_release(data: SiteData, s: dict) -> str:
