@@ -218,12 +218,16 @@ def keyword_cases(kb, py: dict[str, str], keras: dict[str, str]) -> list[Case]:
             h = params.history(kb, r["name"], kw)
             if h is None or not h.gone_in or h.accepts_now or kw in ("self", "args", "kwargs"):
                 continue
+            newest = spans[-1]["signature"] or ""
+            absorbs = "**" in newest  # a **kwargs takes the keyword: no TypeError from Python
             keras3 = kb.keras_major(kb.ord_of(h.gone_in)) == 3 and r["name"].startswith("tf.keras")
             leaf = r["name"].rpartition(".")[2]
             if keras3 and r["kind"] == "class" and ".optimizers." in r["name"] and "keras3_optimizer" in keras:
                 line = fill_keras("keras3_optimizer", keras["keras3_optimizer"], leaf, kw)
             elif keras3 and r["kind"] == "class" and ".layers." in r["name"] and "keras3_layer" in keras:
                 line = fill_keras("keras3_layer", keras["keras3_layer"], leaf, kw)
+            elif absorbs:
+                continue  # Python raises nothing; only Keras' own checks above would
             else:
                 qual = f"{leaf}.__init__" if r["kind"] == "class" else (
                     f"{r['parent'].rpartition('.')[2]}.{leaf}" if r["kind"] == "method" else leaf)

@@ -270,7 +270,8 @@ def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
         h = params.history(kb, name, keyword)
         if h is None or not h.relevant or h.accepts_now and not h.deprecated:
             continue
-        score = (name in wanted, not kb.unusable(kb.symbol(name)), bool(h.replacement),
+        score = (-wanted.index(name) if name in wanted else -len(cands) - 1,
+                 not kb.unusable(kb.symbol(name)), bool(h.replacement),
                  bool(h.gone_in), keras == 3 and bool(h.gone_in) and _is_keras(name),
                  name.startswith("tf.keras"), ".compat." not in name, used.get(name, 0))
         if best is None or score > best[0] or score == best[0] and \
@@ -280,6 +281,10 @@ def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
         return None
     h = best[1]
     sym = kb.symbol(h.symbol)
+    unusable = kb.unusable(sym)
+    if unusable:  # a stub takes any keyword and raises: that is the news
+        return Fix("", f"`{h.symbol}` is present but unusable in TensorFlow {kb.newest}: it "
+                       f"raises {unusable}", [h.symbol], keyword)
     when = h.gone_in or h.deprecated_in
     keras_note = _keras_note(kb, sym, h.gone_in) if h.gone_in else ""
     if h.replacement:
@@ -321,9 +326,13 @@ def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted) -> l
             if kb.symbol(full):
                 out.append(full)
                 continue
-        leaf = s.rpartition(".")[2]
-        rows = kb.db.execute("SELECT name FROM symbols WHERE short = ? AND name NOT LIKE "
+        owner, _, leaf = s.rpartition(".")
+        rows = kb.db.execute("SELECT name, parent FROM symbols WHERE short = ? AND name NOT LIKE "
                              "'tf.compat.%' AND kind IN ('class', 'function', 'method')", (leaf,))
-        out += [r[0] for r in rows]
+        rows = [tuple(r) for r in rows]
+        # "MeanIoU.add_weight": the method of that class first (Python's qualname says it).
+        cls = owner.rpartition(".")[2]
+        out += [n for n, parent in rows if cls and (parent or "").endswith("." + cls)]
+        out += [n for n, _ in rows]
     having = set(params.keyword_ids(kb, keyword))
     return [n for n in dict.fromkeys(out) if kb.symbol(n)["id"] in having]
