@@ -33,7 +33,10 @@ def named(ctx, values) -> tuple[str, ...]:
         try:
             out.append(catalog_inputs.entry_path(ctx.services.catalog, str(value)))
         except NotFound as exc:
-            if ctx.actor.remote or not ("/" in str(value) or Path(value).exists()):
+            if ctx.actor.remote:
+                raise PathRefused(f"{exc}: from Slack a job's inputs are catalog entries, "
+                                  "named so, never a path on the tfdesk machine") from None
+            if not ("/" in str(value) or Path(value).exists()):
                 raise PathRefused(str(exc)) from None
             out.append(str(Path(value).expanduser().absolute()))
     return tuple(out)

@@ -76,3 +76,16 @@ def resolve(raw: Iterable[str] | None, grant: Grant) -> tuple[str, ...]:
         if str(real) not in out:
             out.append(str(real))
     return tuple(out)
+
+
+def on_shared_volume(inputs: Iterable[str], settings: dict) -> None:
+    """A cluster job reads its inputs from the shared volume ([kubernetes] pvc, mounted here
+    at ``pvc_local_path``); an input elsewhere is refused before any pod starts."""
+    local = settings.get("pvc_local_path")
+    volume = _real(str(local)) if settings.get("pvc") and local else None
+    for value in inputs or ():
+        if volume is None or not _beneath(_real(value), volume):
+            where = f"the shared volume ({local})" if volume else \
+                "a shared volume (set pvc and pvc_local_path under [kubernetes])"
+            raise JobError(f"input {value} is not on {where}, so the cluster cannot read it; "
+                           "copy it there first, or run the job locally")

@@ -173,7 +173,9 @@ def describe(spec: dict) -> str:
 
 
 def k8s_manifests(job_id: str, spec: dict, workdir: Path, settings):
+    from runners.inputs import on_shared_volume
     from runners.kubernetes.manifests import training_plan
+    on_shared_volume(spec.get("inputs") or (), settings)
     return training_plan(job_id, spec, (workdir / spec["script"]).read_text(encoding="utf-8"), settings)
 
 

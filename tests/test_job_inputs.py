@@ -155,3 +155,62 @@ def test_a_job_reads_its_input_and_nothing_beside_it(tmp_path):
         assert files["dataset"].read_text() == "toy.npz"
     finally:
         engine.close()
+
+
+def test_a_member_gives_catalog_names_and_never_a_server_path(tmp_path):
+    """Through dispatch: a Slack member's --input is a catalog name; any path they write is
+    refused with the reason, and the operator may name a file of theirs but never tfdesk's."""
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    from bot.permissions import Actor, member
+    home = tmp_path / "home"
+    home.mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    np_file, private = data / "toy.npz", data / "private.txt"
+    np_file.write_text("toy")
+    private.write_text("private")
+    slack = {"kind": "slack", "channel": "C1", "thread_ts": "1.0"}
+
+    def ctx_of(actor):
+        return Context(load_config({"TFDESK_HOME": str(home)}), actor=actor,
+                       reply_to=slack if actor.remote else {"kind": "terminal"})
+
+    operator = ctx_of(Actor("local"))
+    assert run_line(operator, f"datasets add toy {np_file}")[1].ok
+    key = home / "slack" / "uploads" / "F1"
+    key.mkdir(parents=True)
+    (key / "s.py").write_text("print('hi')\n")
+    (key / "upload.json").write_text('{"name": "s.py", "user": "U1"}')
+    asker = ctx_of(member("U1", "compute"))
+    r = run_line(asker, "train F1/s.py --input toy --dry-run")[1]
+    assert r.ok, r.text
+    assert r.data["spec"]["inputs"] == [str(np_file.resolve())]
+    for hostile in (str(private), "/etc/passwd", str(home / "state.sqlite"), "../data/toy.npz"):
+        r = run_line(asker, f"train F1/s.py --input {hostile} --dry-run")[1]
+        assert not r.ok and "no dataset or model named" in r.text, (hostile, r.text)
+    r = run_line(operator, f"train {key / 's.py'} --input {private} --dry-run")[1]
+    assert r.ok and r.data["spec"]["inputs"] == [str(private.resolve())], r.text
+    r = run_line(operator, f"train {key / 's.py'} --input {home / 'tfdesk.toml'} --dry-run")[1]
+    assert not r.ok and "tfdesk's own folder" in r.text, r.text
+    for ctx in (operator, asker):
+        ctx.services.close()
+
+
+def test_a_cluster_job_reads_inputs_only_from_the_shared_volume(tmp_path):
+    volume, elsewhere = tmp_path / "volume", tmp_path / "elsewhere"
+    for d in (volume, elsewhere):
+        d.mkdir()
+        (d / "x.npz").write_text("x")
+    script = write(tmp_path / "s.py", "print('hi')\n")
+    engine = make_engine(tmp_path / "home", start=False, kubernetes={
+        "api_url": "http://127.0.0.1:9", "pvc": "shared", "pvc_local_path": str(volume)})
+    spec = {"script_path": str(script), "convert": "none"}
+    grant = Grant(anywhere=True)
+    plan = engine.dry_run("train", {**spec, "inputs": [str(volume / "x.npz")]}, "kubernetes",
+                          grant=grant)
+    assert plan["spec"]["inputs"] == [str((volume / "x.npz").resolve())]
+    with pytest.raises(JobError, match="not on the shared volume"):
+        engine.dry_run("train", {**spec, "inputs": [str(elsewhere / "x.npz")]}, "kubernetes",
+                       grant=grant)
