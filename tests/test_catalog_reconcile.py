@@ -1,14 +1,14 @@
 """Pipeline runs and model reads against the real job engine, without TensorFlow: the runner
 interpreter is this Python and the training scripts are tiny programs that wait for a gate
-file in their own folder (a job's sandbox shows it nothing else). A real `tfdesk pipeline
-run` process is killed mid-step to play a crashed tfdesk."""
+file in a registered dataset folder, the job's read-only input (its sandbox shows it nothing
+else; the folder is bound live, so the gate opening is seen). A real `tfdesk pipeline run`
+process is killed mid-step to play a crashed tfdesk."""
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from bot.config import load_config
 from bot.context import Context
 from bot.dispatch import run_line
 from catalog import models, open_db
+from runners.inputs import Grant
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,38 +42,24 @@ steps:
   - name: slow
     kind: train
     register: gated-model
-    with: {{script: "{gated}", args: ["{gate}"]}}
+    with: {{script: "{gated}", args: ["${{datasets.gates}}/gate"]}}
   - name: quick
     kind: train
     register: quick-model
-    with: {{script: "{gated}", args: ["{gate}"]}}
+    with: {{script: "{gated}", args: ["${{datasets.gates}}/gate"]}}
 """
 
 
 class Gate:
-    """The gate the scripts wait for, in each job's own folder: closed until opened, then
-    open for every job, those running and those still to come (the test writes it there as
-    the operator would; tfdesk itself never writes into a job folder)."""
+    """The gate the scripts wait for: a file in the ``gates`` dataset's folder, which every
+    job of these pipelines is given as its input."""
 
-    def __init__(self, home: Path):
-        self.jobs, self.stop, self.keeper = home / "jobs", threading.Event(), None
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir()
 
     def open(self) -> None:
-        self._touch()
-        if self.keeper is None:
-            self.keeper = threading.Thread(target=self._keep, daemon=True)
-            self.keeper.start()
-
-    def _touch(self) -> None:
-        for folder in self.jobs.glob("j-*"):
-            try:
-                (folder / "gate").touch()
-            except OSError:
-                pass
-
-    def _keep(self) -> None:
-        while not self.stop.wait(0.05):
-            self._touch()
+        (self.folder / "gate").touch()
 
 
 GATES: dict[Path, Gate] = {}
@@ -85,13 +72,13 @@ def home(tmp_path):
     (home / "tfdesk.toml").write_text(f'[runner]\npython = "{sys.executable}"\n'
                                       '[jobs]\nlocal_workers = 1\ngrace_s = 1\n')
     (tmp_path / "gated.py").write_text(GATED)
-    (tmp_path / "pipeline.yaml").write_text(PIPELINE.format(gated=tmp_path / "gated.py",
-                                                            gate="gate"))
-    gate = GATES[tmp_path] = Gate(home)
+    (tmp_path / "pipeline.yaml").write_text(PIPELINE.format(gated=tmp_path / "gated.py"))
+    gate = GATES[tmp_path] = Gate(tmp_path / "gates")
+    ctx = context(home)
+    assert run(ctx, f"datasets add gates {gate.folder}").ok
+    close(ctx)
     yield home
     gate.open()  # lets any job still waiting end by itself
-    time.sleep(0.2)
-    gate.stop.set()
 
 
 def context(home):
@@ -222,8 +209,10 @@ def test_deleting_a_model_a_job_reads_is_refused_until_the_job_ends(home, tmp_pa
         assert run(ctx, f"models add m {onnx}").ok
         engine = ctx.services.engine
         # The only local slot is taken, so the reader stays queued while we try to delete.
+        gates = GATES[tmp_path].folder
         blocker = engine.submit("train", {"script_path": str(tmp_path / "gated.py"),
-                                          "args": ["gate"]}, "ann")
+                                          "args": [str(gates / "gate")], "inputs": [str(gates)]},
+                                "ann", grant=Grant(roots=(gates,)))
         conn = open_db(ctx.config.state_path)
         stored = models.get(conn, "m")["artifact_uri"]  # the catalog's copy, as ${models.m}
         reader = engine.submit("infer", {"model": stored, "batch": [1]}, "ann")
@@ -251,7 +240,7 @@ def test_deleting_a_model_a_running_pipeline_step_reads_is_refused(home, tmp_pat
         steps:
           - name: tune
             kind: train
-            with: {{script: "{tmp_path / 'gated.py'}", args: ["gate"],
+            with: {{script: "{tmp_path / 'gated.py'}", args: ["${{datasets.gates}}/gate"],
                     base: "${{models.base}}"}}
     """))
     ctx = context(home)
