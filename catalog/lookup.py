@@ -58,12 +58,18 @@ def row(conn: sqlite3.Connection, kind: str, ref: str) -> sqlite3.Row:
     if found is None:
         hint = ""
         if version is not None:
-            versions = [r[0] for r in conn.execute(
-                f"SELECT version FROM {k.table} WHERE name = ? ORDER BY version", (name,))]
-            if versions:
-                hint = f" (versions: {', '.join(map(str, versions))})"
+            have = [r["version"] for r in reversed(versions(conn, kind, name))]
+            if have:
+                hint = f" (versions: {', '.join(map(str, have))})"
         raise NotFound(f"no {k.word} {ref!r}{hint}; see '{k.listing}'")
     return found
+
+
+def versions(conn: sqlite3.Connection, kind: str, name: str) -> list[sqlite3.Row]:
+    """Every version of ``name`` of a versioned kind, newest first ([] when none)."""
+    k = kind_of(kind)
+    return conn.execute(f"SELECT * FROM {k.table} WHERE name = ? ORDER BY version DESC",
+                        (name,)).fetchall()
 
 
 def owners(conn: sqlite3.Connection, kind: str, ref: str) -> list[str]:

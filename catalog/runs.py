@@ -413,6 +413,8 @@ def status(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
         steps.append({"name": s["name"], "kind": s["kind"], "state": s["state"],
                       "job_id": s["job_id"], "error": s["error"],
                       "outputs": json.loads(s["outputs"]) if s["outputs"] else {},
+                      # why a cached step was reused (graph_runs keeps it in the step's spec)
+                      "reused": json.loads(s["spec"] or "{}").get("reused"),
                       "started": entries.iso(s["started"]), "finished": entries.iso(s["finished"])})
     models = [f"{r['name']}:{r['version']}" for r in conn.execute(
         "SELECT name, version FROM catalog_models WHERE run_id = ? ORDER BY id", (run_id,))]
@@ -427,6 +429,11 @@ def status(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
             "owner": run["owner"], "error": run["error"], "resumed_from": run["resumed_from"],
             "created": entries.iso(run["created"]), "finished": entries.iso(run["finished"]),
             "steps": steps, "models": models, "resume_hint": hint}
+
+
+def definition(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
+    """The pipeline definition a run ran (as it was when the run started)."""
+    return json.loads(_run_row(conn, run_id)["definition"])
 
 
 def running_count(conn: sqlite3.Connection, owner: str) -> int:

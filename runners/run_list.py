@@ -255,6 +255,12 @@ def curves(conn: sqlite3.Connection, job_id: str) -> dict[str, dict[str, list[tu
     return out
 
 
+def summary(conn: sqlite3.Connection, job_id: str) -> list[sqlite3.Row]:
+    """Each metric of a run, by name: its last value and step, its min and max."""
+    return conn.execute("SELECT name, last, step, min, max FROM run_summary WHERE job_id = ? "
+                        "ORDER BY name", (job_id,)).fetchall()
+
+
 @dataclass
 class Comparison:
     runs: list[RunRow]

@@ -5,7 +5,6 @@ Per item, what a viewer sees follows their Actor: a job's log only for its owner
 (``may_change``), server paths only for the operator (``not remote``)."""
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any, Callable
 
@@ -13,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from catalog import lineage, lookup
 from runners import run_list
 from runners.run_charts import benchmark_png, overlay_png
 
@@ -92,12 +92,11 @@ class Pages:
         events = [e for e in engine.events(job_id) if e.type in ("state", "error", "warning")]
         arts = engine.artifacts(job_id)
         curves = run_list.curves(self.conn(), job_id)
-        summary = self.conn().execute("SELECT name, last, step, min, max FROM run_summary "
-                                      "WHERE job_id = ? ORDER BY name", (job_id,)).fetchall()
+        summary = run_list.summary(self.conn(), job_id)
         return self.render(request, "run.html", viewer, run=row, job=job, log=log,
                           may_log=may_log, events=events[-30:], artifacts=arts,
                           summary=summary, has_epoch=bool(curves["epoch"]),
-                          has_step=bool(curves["step"]), lineage=_lineage(self.conn(), job),
+                          has_step=bool(curves["step"]), lineage=lineage.of_job(self.conn(), job.id, job.spec),
                           show_paths=not viewer.actor.remote, live=job.state in ACTIVE)
 
     def run_png(self, request, viewer):
@@ -135,11 +134,8 @@ class Pages:
             cur = m.get(self.conn(), cur["parent"])
             seen.add(cur["ref"])
             chain.append(cur)
-        versions = self.conn().execute(
-            "SELECT name, version, format, created FROM catalog_models WHERE name = ? "
-            "ORDER BY version DESC", (d["name"],)).fetchall()
         return self.render(request, "model.html", viewer, m=d, ancestors=chain,
-                          versions=versions, validation=_rows(d.get("validation")),
+                          versions=lookup.versions(self.conn(), "model", d["name"]), validation=_rows(d.get("validation")),
                           benchmark=_bench_rows(d.get("benchmark")),
                           show_paths=not viewer.actor.remote or not _local(d["artifact_uri"]))
 
@@ -186,13 +182,7 @@ class Pages:
     def pipeline_run(self, request, viewer):
         from catalog import runs as pr
         st = pr.status(self.conn(), request.path_params["id"])
-        notes = {}  # why a step was reused (catalog/graph_runs.py keeps it with the step)
-        for r in self.conn().execute("SELECT name, spec FROM catalog_run_steps WHERE run_id = ?",
-                                     (st["id"],)):
-            why = json.loads(r["spec"] or "{}").get("reused")
-            if why:
-                notes[r["name"]] = why
-        return self.render(request, "pipeline_run.html", viewer, st=st, notes=notes,
+        return self.render(request, "pipeline_run.html", viewer, st=st,
                           live=st["state"] in ("queued", "running"),
                           show_paths=not viewer.actor.remote)
 
@@ -200,8 +190,7 @@ class Pages:
         from bot.web.graph import pipeline_png as draw
         from catalog import runs as pr
         st = pr.status(self.conn(), request.path_params["id"])
-        definition = json.loads(self.conn().execute(
-            "SELECT definition FROM catalog_runs WHERE id = ?", (st["id"],)).fetchone()[0])
+        definition = pr.definition(self.conn(), st["id"])
         states = {s["name"]: s["state"] for s in st["steps"]}
         return _png(lambda: draw(definition["steps"], states,
                                  title=f"{st['pipeline']} {st['id']}: {st['state']}"))
@@ -242,30 +231,10 @@ def routes(web) -> list[Route]:
                                   message=str(exc) or "not found")
             except run_list.BadQuery as exc:
                 return web.render(request, "error.html", viewer, 400, message=str(exc))
-                return web.render(request, "error.html", viewer, 404,
-                                  message=str(exc) or "not found")
         endpoint.__name__ = fn.__name__
         return endpoint
 
     return [Route(path, gated(getattr(pages, name))) for path, name in ROUTES]
-
-
-def _lineage(conn, job) -> dict[str, Any]:
-    """Where a run comes from and what came of it: the catalog model it read, the pipeline
-    run and step it belongs to, the models it produced."""
-    out: dict[str, Any] = {"read": job.spec.get("model") if isinstance(job.spec.get("model"),
-                                                                        str) else None}
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "catalog_models" in tables:
-        out["produced"] = [f"{r['name']}:{r['version']}" for r in conn.execute(
-            "SELECT name, version FROM catalog_models WHERE job_id = ? ORDER BY id", (job.id,))]
-        if out["read"] and ":" not in out["read"] and "/" in out["read"]:
-            out["read"] = None  # a path, not a catalog model
-    if "catalog_run_steps" in tables:
-        step = conn.execute("SELECT run_id, name FROM catalog_run_steps WHERE job_id = ?",
-                            (job.id,)).fetchone()
-        out["pipeline_run"] = dict(step) if step else None
-    return out
 
 
 def _rows(report: dict | None) -> list[tuple[str, Any]]:
