@@ -62,7 +62,7 @@ def resolve(raw: Iterable[str] | None, grant: Grant) -> tuple[str, ...]:
         if not os.path.isabs(os.path.expanduser(value)):
             raise JobError(f"input {value!r} is not an absolute path")
         real = _real(value)
-        shared = any(real.is_relative_to(f) for f in shareable)
+        shared = any(real != f and real.is_relative_to(f) for f in shareable)
         for own in forbidden:
             if _beneath(own, real) or (_beneath(real, own) and not shared):
                 raise JobError(f"input {value!r} is refused: it is (or holds, or lies in) "

@@ -29,6 +29,7 @@ def _tree(root: Path) -> dict[str, Path]:
         "kept": home / "catalog" / "files" / "k1" / "member.npz",
         "dataset": data / "sets" / "toy.npz", "other": data / "private" / "notes.txt",
     }
+    files["kept2"] = home.joinpath(*KEPT_2)
     for p in files.values():
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(p.name)
@@ -41,6 +42,7 @@ def _tree(root: Path) -> dict[str, Path]:
 
 
 SECRETS = ("state", "config", "upload", "gate", "job")
+KEPT_2 = ("catalog", "files", "k2", "other.npz")  # another kept copy: not the one granted
 
 
 def _candidates(root: Path, files: dict[str, Path]) -> list[str]:
@@ -49,7 +51,8 @@ def _candidates(root: Path, files: dict[str, Path]) -> list[str]:
     names += [str(root / "data" / "links" / n) for n in ("state", "upload", "dataset", "home")]
     names += [str(root / "data" / "links" / "home" / "state.sqlite"),
               str(root / "data" / "sets" / ".." / ".." / "home" / "tfdesk.toml"),
-              str(root), str(root / "home"), "/", "relative/path", "", "a\x00b",
+              str(root), str(root / "home"), str(root / "home" / "catalog" / "files"),
+              str(root / "home" / "catalog"), "/", "relative/path", "", "a\x00b",
               str(root / "data" / "missing.npz")]
     return names
 
@@ -81,6 +84,7 @@ def test_an_accepted_input_never_shows_tfdesks_files_nor_beyond_a_members_catalo
         for name in SECRETS:
             assert not _shows(path, files[name]), (chosen, path, name)
         assert not _shows(path, home), (chosen, path)  # never the home, nor what holds it
+        assert not (_shows(path, files["kept"]) and _shows(path, files["kept2"])), path
         if not anywhere:
             assert any(Path(path) == files[n] or Path(path).is_relative_to(files[n])
                        for n in ("dataset", "kept")), (chosen, path)
