@@ -104,3 +104,22 @@ def test_a_long_traceback_keeps_its_last_line(shipped_kb):
     assert a["error"]["line"] == "AttributeError: module 'tensorflow' has no attribute 'Session'"
     assert a["results"][0]["name"] == "tf.compat.v1.Session"
     assert a["fix"].startswith("Use `tf.compat.v1.Session`")
+
+
+def test_a_pasted_traceback_through_the_command_line_face(shipped_kb):
+    """What Slack and the console hand to dispatch: 'ask' and the paste, quotes and newlines
+    in it, HTML-escaped as Slack sends it. The reply's first line is the fix."""
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    ctx = Context(load_config({"TFDESK_HOME": str(shipped_kb.kb.path.parent)}))
+    paste = html.escape(traceback_of(
+        "ValueError: Unrecognized keyword arguments passed to Embedding: {'input_length': 10}",
+        "x = tf.keras.layers.Embedding(1000, 64, input_length=10)"))
+    _, reply = run_line(ctx, "ask " + paste)
+    assert reply.ok, reply.text
+    first = reply.text.splitlines()[0]
+    assert first.startswith("Fix: Remove `input_length=`: `tf.keras.layers.Embedding` takes no "
+                            "`input_length` since TensorFlow 2.16 (Keras 3)"), first
+    assert reply.data["error"]["user_code"] == [
+        "x = tf.keras.layers.Embedding(1000, 64, input_length=10)"]
