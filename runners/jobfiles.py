@@ -1,11 +1,11 @@
 """Reading a job folder as tfdesk: never through a link the job planted.
 
 A job folder belongs to the job user once the job starts. tfdesk reads it only after every job
-process is gone, and then only through these functions: each path component is opened
-relative to the previous one with ``O_NOFOLLOW`` (``openat``-style), so a link anywhere in
-the path is refused rather than followed, and walks never descend into links. tfdesk never
-writes into a job folder after the job started (its own files live in the job's record
-folder, runners/local.py ``records``).
+process is gone, and then only through these functions, which open through the file gate
+(core/filegate.py ``open_beneath``: each component opened relative to the one before with
+``O_NOFOLLOW``), so a link anywhere in the path is refused rather than followed, and walks
+never descend into links. tfdesk never writes into a job folder after the job started (its
+own files live in the job's record folder, runners/local.py ``records``).
 """
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+from core.filegate import GateRefused, open_beneath
 
 
 class LinkRefused(OSError):
@@ -23,60 +22,41 @@ class LinkRefused(OSError):
 
 
 def _parts(rel: str | Path) -> list[str]:
+    # Stricter than the gate's own name rule: an absolute name is refused, not read below.
     parts = PurePosixPath(str(rel)).parts
     if not parts or parts[0] == "/" or any(p in ("..", ".", "") for p in parts):
         raise LinkRefused(f"{rel!s}: not a plain path inside the job folder")
     return list(parts)
 
 
+def _open(workdir: Path | str, rel: str | Path):
+    """The gate's Opened for ``rel`` below ``workdir``; LinkRefused for what it refuses,
+    FileNotFoundError when a component is missing."""
+    try:
+        return open_beneath(workdir, _parts(rel), str(rel))
+    except GateRefused as exc:
+        raise LinkRefused(f"{exc}; tfdesk does not follow links in a job folder") from None
+
+
 def open_job_file(workdir: Path | str, rel: str | Path, max_bytes: int | None = None):
     """The regular file ``rel`` inside ``workdir``, opened for binary reading without
     following a link at any component; raises :class:`LinkRefused` or OSError."""
-    parts = _parts(rel)
-    fd = os.open(workdir, DIR_FLAGS)
-    try:
-        for name in parts[:-1]:
-            nxt = os.open(name, DIR_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        try:
-            ffd = os.open(parts[-1], FILE_FLAGS, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno == 40:  # ELOOP: the last component is a link
-                raise LinkRefused(f"{rel!s} is a link; tfdesk does not follow links in a job folder") from None
-            raise
-    finally:
-        os.close(fd)
-    st = os.fstat(ffd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(ffd)
+    opened = _open(workdir, rel)
+    if opened.is_dir:
+        opened.close()
         raise LinkRefused(f"{rel!s} is not a regular file")
-    os.set_blocking(ffd, True)
-    return os.fdopen(ffd, "rb")
+    os.set_blocking(opened.fd, True)
+    return os.fdopen(opened.fd, "rb")
 
 
 def plain(workdir: Path | str, rel: str | Path) -> bool:
     """Is ``rel`` a plain path in ``workdir``: no link at any component, a regular file or a
     folder at the end? (What a job kind lists as artifacts must be, whoever listed it.)"""
     try:
-        parts = _parts(rel)
-    except LinkRefused:
-        return False
-    fd = os.open(workdir, DIR_FLAGS)
-    try:
-        for name in parts:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                nxt = os.open(name, DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = nxt
-            elif not (stat.S_ISREG(st.st_mode) and name == parts[-1]):
-                return False
+        _open(workdir, rel).close()
         return True
     except OSError:
         return False
-    finally:
-        os.close(fd)
 
 
 def read_job_text(workdir: Path | str, rel: str | Path, max_bytes: int = 1 << 24) -> str:
