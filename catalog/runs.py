@@ -316,6 +316,34 @@ def _job_goes_on(job: str | None, job_state) -> bool:
     return got is not None and got[0] not in ("failed", "cancelled", "lost")
 
 
+def _error_text(exc: Exception) -> str:
+    """A step's failure as its run reports it: a user-facing message as it is, else its type."""
+    return str(exc) if getattr(exc, "user_facing", False) else f"{type(exc).__name__}: {exc}"
+
+
+def _submit_step(conn, run: sqlite3.Row, definition: dict[str, Any], step: dict[str, Any],
+                 idx: int, outputs: dict[str, Any], executor: StepExecutor
+                 ) -> tuple[str, dict[str, Any]]:
+    """Resolve a pending step's ``with:`` against the params and earlier outputs, record what it
+    uses, mark it running and submit its job: (job id, the spec submitted)."""
+    run_id, name = run["id"], step["name"]
+    resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
+    spec = {**resolver.step(name, step["with"]), "pipeline_run": run_id, "step": name}
+    for key, value in (("project", definition.get("project")),
+                       ("environment", step.get("environment")),
+                       ("register", step.get("register"))):
+        if value:
+            spec.setdefault(key, value)
+    with transaction(conn):
+        for kind, item_id in resolver.used:
+            entries.mark_use(conn, kind, item_id, f"run {run_id}")
+    _set_step(conn, run_id, idx, state=RUNNING, started=now(), spec={**step, "resolved": spec})
+    job = executor.submit(step["kind"], spec, run["owner"], json.loads(run["reply_to"]))
+    job_id = str(getattr(job, "id", job))
+    _set_step(conn, run_id, idx, job_id=job_id)
+    return job_id, spec
+
+
 def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
            progress: Callable[[str, int, int], None] | None) -> dict[str, Any]:
     run = _run_row(conn, run_id)
@@ -323,8 +351,6 @@ def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
     if pipeline_graph.is_graph(definition):  # after:/retries:/cache: this module keeps the book
         from catalog import graph_runs
         return graph_runs.drive(conn, run_id, executor, sys.modules[__name__], progress)
-    reply_to = json.loads(run["reply_to"])
-    project = definition.get("project")
     steps = conn.execute("SELECT * FROM catalog_run_steps WHERE run_id = ? ORDER BY idx",
                          (run_id,)).fetchall()
     outputs = {s["name"]: json.loads(s["outputs"]) for s in steps if s["state"] in DONE_STEP}
@@ -342,27 +368,11 @@ def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
             if s["state"] == RUNNING:  # following after a restart: its job exists already
                 job_id = s["job_id"]
             else:
-                resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
-                spec = {**resolver.step(name, step["with"]), "pipeline_run": run_id, "step": name}
-                if project:
-                    spec.setdefault("project", project)
-                if step.get("environment"):
-                    spec.setdefault("environment", step["environment"])
-                if step.get("register"):
-                    spec.setdefault("register", step["register"])
-                with transaction(conn):
-                    for kind, item_id in resolver.used:
-                        entries.mark_use(conn, kind, item_id, f"run {run_id}")
-                _set_step(conn, run_id, s["idx"], state=RUNNING, started=now(),
-                          spec={**step, "resolved": spec})
-                job_id = executor.submit(step["kind"], spec, run["owner"], reply_to)
-                job_id = str(getattr(job_id, "id", job_id))
-                _set_step(conn, run_id, s["idx"], job_id=job_id)
+                job_id, spec = _submit_step(conn, run, definition, step, s["idx"], outputs,
+                                            executor)
             outcome = executor.wait(job_id, step.get("timeout"))
         except Exception as exc:  # noqa: BLE001 - a step's failure is reported, never raised
-            message = str(exc) if getattr(exc, "user_facing", False) else \
-                f"{type(exc).__name__}: {exc}"
-            outcome = StepOutcome(state=FAILED, error=message)
+            outcome = StepOutcome(state=FAILED, error=_error_text(exc))
         if not outcome.ok:
             error = outcome.error or f"the job ended {outcome.state}"
             _set_step(conn, run_id, s["idx"], state=FAILED, error=error, finished=now())
@@ -378,7 +388,7 @@ def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
                        "state": SUCCEEDED}, outcome.artifacts, outcome.results, run_id=run_id,
                 name=step.get("register"), tf_version=outcome.tf_version)
         except Exception as exc:  # noqa: BLE001
-            msg = str(exc) if getattr(exc, "user_facing", False) else f"{type(exc).__name__}: {exc}"
+            msg = _error_text(exc)
             _set_step(conn, run_id, s["idx"], state=FAILED, finished=now(),
                       error=f"the job succeeded but registering its outputs failed: {msg}",
                       outputs=step_outputs)
