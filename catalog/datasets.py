@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import entries, lookup
+from catalog.kept import release
 from catalog.errors import Duplicate, HasDependants, InvalidInput
 from catalog.names import check_name
 from catalog.store import now, transaction
@@ -130,8 +131,10 @@ def dependants(conn, row) -> list[str]:
     return entries.dependants(conn, KIND, row)
 
 
-def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str, Any]:
-    """The data itself is never touched: a dataset entry only points at it."""
+def delete(conn: sqlite3.Connection, name: str, force: bool = False,
+           kept_dir: Path | None = None) -> dict[str, Any]:
+    """The data itself is never touched: a dataset entry only points at it. Only a file gate
+    copy under ``kept_dir`` that no other entry points at goes with it (catalog/kept.py)."""
     with transaction(conn):
         row = lookup.row(conn, KIND, name)
         deps = dependants(conn, row)
@@ -140,4 +143,6 @@ def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str
         entries.drop_tags(conn, KIND, row["id"])
         conn.execute("DELETE FROM catalog_uses WHERE kind = ? AND item_id = ?", (KIND, row["id"]))
         conn.execute("DELETE FROM catalog_datasets WHERE id = ?", (row["id"],))
-    return {"deleted": f"dataset {row['name']}", "dependants": deps}
+    # the copy goes only after the row is gone for good (a failed commit keeps both)
+    removed = release(conn, kept_dir, [row["uri"]])
+    return {"deleted": f"dataset {row['name']}", "dependants": deps, "copies_removed": removed}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import entries, lookup
+from catalog.kept import copy_folder, release
 from catalog.errors import HasDependants, InvalidInput, NotFound
 from catalog.names import check_name, split_ref
 from catalog.store import now, transaction
@@ -168,11 +169,12 @@ def _inside(path: Path, roots: list[Path]) -> bool:
 
 
 def delete(conn: sqlite3.Connection, ref: str, force: bool = False,
-           store_dir: Path | None = None) -> dict[str, Any]:
+           store_dir: Path | None = None, kept_dir: Path | None = None) -> dict[str, Any]:
     """Delete one version (``name:3``) or, given a bare name, every version.
 
     Only files the catalog created are removed: the copy ``add(copy=True)`` made under
-    ``store_dir/NAME/VERSION/``. Everything else (models registered in place, job outputs,
+    ``store_dir/NAME/VERSION/``, and a file gate copy under ``kept_dir`` (catalog/kept.py)
+    that no other entry points at. Everything else (models registered in place, job outputs,
     which ``delete JOB`` removes) is left where it is, and the answer says so.
     """
     name, version = split_ref(ref)
@@ -202,6 +204,9 @@ def delete(conn: sqlite3.Connection, ref: str, force: bool = False,
     for p, name_, version_ in paths:
         if not p.exists():
             continue
+        if kept_dir is not None and copy_folder(Path(kept_dir), str(p)) is not None:
+            removed += release(conn, Path(kept_dir), [str(p)])
+            continue  # a gate copy: gone with its last entry, kept while another points at it
         own = Path(store_dir) / name_ / str(version_) if store_dir else None
         if own is not None and _inside(p, [own]):
             shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.context import Context
+from bot.paths import Areas
 from bot.handlers.catalog_owners import (check_owners, first_owner, model_store,
                                          not_tfdesk_folder)
 from bot.handlers.pipeline_gate import check_steps
@@ -135,8 +136,9 @@ def _make_delete(kind: str):
     def handler(ctx: Context, name: str, force: bool):
         mod = _module(kind)
         check_owners(ctx, kind, name)  # --force too: deleting is the owner's or an admin's
+        kept = {"kept_dir": Areas.of(ctx.config).kept} if kind in ("models", "datasets") else {}
         if kind == "models":
-            out = mod.delete(db(ctx), name, force=force, store_dir=model_store(ctx))
+            out = mod.delete(db(ctx), name, force=force, store_dir=model_store(ctx), **kept)
             text = "deleted " + ", ".join(out["deleted"])
             if out["artifacts_removed"]:
                 text += "\nremoved artifacts: " + ", ".join(out["artifacts_removed"])
@@ -144,7 +146,7 @@ def _make_delete(kind: str):
                 text += ("\nleft in place (not copied into the catalog by tfdesk): "
                          + ", ".join(out["artifacts_kept"]))
         else:
-            out = mod.delete(db(ctx), name, force=force)
+            out = mod.delete(db(ctx), name, force=force, **kept)
             deleted = out["deleted"]
             text = "deleted " + (", ".join(deleted) if isinstance(deleted, list) else deleted)
         deps = out.get("dependants") or out.get("detached")
