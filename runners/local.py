@@ -175,8 +175,8 @@ class LocalBackend:
 
     def start(self, job, kind, env) -> tuple[dict[str, Any], list]:
         self.accepts(kind)
-        plan = kind.local_plan(job.spec, Path(job.workdir), env)
-        plan = dataclasses.replace(plan, inputs=[Path(p) for p in job.spec.get("inputs") or ()])
+        plan = with_inputs(kind.local_plan(job.spec, Path(job.workdir), env),
+                           job.spec.get("inputs") or ())
         return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout"),
                            env.runner_python), []
 
@@ -294,6 +294,17 @@ class LocalBackend:
         except ProcessLookupError:
             return False
         return True
+
+
+def with_inputs(plan: LocalPlan, inputs) -> LocalPlan:
+    """The plan with the job's read-only inputs (checked at submit: runners/inputs.py), bound
+    by the sandbox, and named to every process in ``TFDESK_INPUTS`` (``:``-separated), so a
+    script given a catalog entry by name finds it."""
+    if not inputs:
+        return plan
+    procs = [dataclasses.replace(p, env={**p.env, "TFDESK_INPUTS": os.pathsep.join(inputs)})
+             for p in plan.procs]
+    return dataclasses.replace(plan, procs=procs, inputs=[Path(p) for p in inputs])
 
 
 def ending(record: dict[str, Any], timeout, limits: "sandbox.Limits", log_path: Path

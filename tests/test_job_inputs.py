@@ -132,7 +132,9 @@ def test_a_job_reads_its_input_and_nothing_beside_it(tmp_path):
     try:
         probe = write(tmp_path / "probe.py", """
             import sys
+            import os
             given, beside = sys.argv[1], sys.argv[2]
+            print("named:", os.environ["TFDESK_INPUTS"] == given)
             print("given:", open(given).read())
             try:
                 open(given, "a").write("x")
@@ -154,7 +156,7 @@ def test_a_job_reads_its_input_and_nothing_beside_it(tmp_path):
         done = engine.wait(job.id, timeout=60)
         log = engine.read_log(job.id)
         assert done.state == "succeeded", log
-        assert "given: toy.npz" in log and "read-only:" in log and "beside hidden:" in log, log
+        assert "named: True" in log and "given: toy.npz" in log and "read-only:" in log and "beside hidden:" in log, log
         assert "WROTE" not in log and "SAW-BESIDE" not in log
         assert files["dataset"].read_text() == "toy.npz"
     finally:
