@@ -98,16 +98,29 @@ def parser() -> argparse.ArgumentParser:
 # apostrophes and newlines there are the text, not shell syntax. Options may close the line.
 FREE_TEXT = ("ask",)
 _TRAILING_OPTION = re.compile(r"\s+(--json|(?:--version|-v|--limit|-k)\s+\S+)\s*$")
+_LEADING_OPTION = re.compile(r"^\s*(--json|(?:--version|-v|--limit|-k)\s+\S+)(?=\s)")
+_QUOTES = ("\"", "'")
+
+
+def _unwrap(text: str) -> str:
+    """A question typed in one pair of quotes (as a shell would need) is the words inside."""
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES \
+            and text[0] not in text[1:-1]:
+        return text[1:-1]
+    return text
 
 
 def split(line: str) -> list[str]:
     head, _, rest = line.strip().partition(" ")
     if head in FREE_TEXT and any(c in rest for c in "'\"\n\\#`"):
         options: list[str] = []
+        while (m := _LEADING_OPTION.search(rest)) is not None:
+            options += m.group(1).split()
+            rest = rest[m.end():]
         while (m := _TRAILING_OPTION.search(rest)) is not None:
             options[:0] = m.group(1).split()
             rest = rest[:m.start()]
-        return [head, *options, "--", rest.strip()]
+        return [head, *options, "--", _unwrap(rest.strip())]
     try:
         return shlex.split(line)
     except ValueError as exc:  # unbalanced quotes

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from bot.config import load_config
 from bot.context import Context
@@ -47,14 +48,27 @@ def test_an_unknown_option_shows_that_commands_usage():
 
 def test_slack_text_and_argv_parse_the_same():
     assert parse('ask "pad a tensor" --limit 3') == parse(["ask", "pad a tensor", "--limit", "3"])
+    assert parse('ask --limit 3 "pad a tensor"') == parse(["ask", "pad a tensor", "--limit", "3"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters='"'),
+               min_size=1, max_size=40).map(str.strip).filter(lambda t: t and not t.startswith("-")))
+def test_a_question_in_quotes_is_the_words_inside(words):
+    """Whatever a question holds, quoting it whole (as a shell needs) asks the same words."""
+    cmd = parse(f'ask "{words}" --limit 3')
+    assert cmd.args["query"] == [words] and cmd.args["limit"] == 3
 
 
 def test_usage_error_carries_the_subcommands_help():
     with pytest.raises(UsageError) as e:
         parse("ask --limit many softmax")
     assert "usage:" in e.value.usage and "ask" in e.value.usage
+    # A question's quotes and apostrophes are its text (pasted errors quote names), not syntax.
+    assert parse("ask what's tf.where's default").args["query"] == ["what's tf.where's default"]
+    assert parse('ask "unbalanced').args["query"] == ['"unbalanced']
     with pytest.raises(UsageError):
-        parse('ask "unbalanced')
+        parse('convert "unbalanced')
 
 
 def test_group_without_subcommand_is_a_usage_error(ctx):
