@@ -7,7 +7,6 @@ from pathlib import Path
 from bot.permissions import check_owner
 from bot.registry import arg, command
 from bot.reply import JobRef, Reply
-from runners.specs import TrainSpec
 from core.vocabulary import (ACTIVE, BACKENDS, CONVERT_CHOICES, STATES,
                              TERMINAL_ICONS as STATE_ICON)
 
@@ -79,6 +78,7 @@ def _progress_subscriber(ctx, job_id):
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
           environment, wait, dry_run, script_args=(), cpu=None, memory=None, inputs=()):
     from bot import job_inputs
+    from runners.specs import TrainSpec  # here: other commands never load runners
     engine = ctx.services.engine
     spec = TrainSpec(script_path=str(Path(script).expanduser().resolve()), workers=workers,
                      gpus_per_worker=gpus_per_worker, convert=convert, epochs=epochs,

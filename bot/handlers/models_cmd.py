@@ -8,13 +8,14 @@ runs in a subprocess here and the command waits for it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bot.model_reply import model_reply
-from converters.model.report import ModelReport, load_report
 from bot.registry import arg, command
 from bot.reply import JobRef, Reply
-from runners.specs import ConvertSpec, EvaluateSpec, InferSpec, JobSpec
 from core.vocabulary import MODEL_TARGETS
+
+if TYPE_CHECKING:  # imported where used: a process that runs another command never loads them
+    from runners.specs import JobSpec
 
 # The job kinds convert-model, infer and evaluate are registered when the engine is made
 # (runners.builtins.load_kinds), so nothing heavy is imported at start-up here.
@@ -55,6 +56,8 @@ def _run(ctx, kind: str, spec: JobSpec, backend: str, detach: bool) -> Reply:
     workdir = Path(job.workdir)
     if backend == "kubernetes":  # the pod wrote to the shared volume, mounted here too
         workdir = Path(ctx.config.section("kubernetes").get("pvc_local_path", workdir)) / job.id
+    from bot.model_reply import model_reply
+    from converters.model.report import ModelReport, load_report
     report = load_report(workdir)
     if job.state == "cancelled":
         report = ModelReport.crashed(f"job {job.id} was cancelled", "cancelled")
@@ -88,6 +91,7 @@ def _run(ctx, kind: str, spec: JobSpec, backend: str, detach: bool) -> Reply:
                    "--calibration samples.npz"], slow=True, permission="compute")
 def convert_model(ctx, model, target, precision, calibration, tolerance, batch, input,  # noqa: A002
                   signature, opset, shape, environment, detach, allow_code=False):
+    from runners.specs import ConvertSpec
     spec = ConvertSpec(model=str(Path(model).expanduser().resolve()), target=target,
                        precision=precision, calibration=calibration, tolerance=tolerance,
                        batch=batch, input=input, signature=signature, opset=opset,
@@ -117,6 +121,7 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
          slow=True, permission="compute")
 def infer(ctx, model, batch, backend, input, signature, gpus, environment, detach,  # noqa: A002
           dry_run, allow_code=False):
+    from runners.specs import InferSpec
     spec = InferSpec(model=str(Path(model).expanduser().resolve()), batch=batch, input=input,
                      signature=signature, gpus=gpus, environment=environment,
                      allow_code=allow_code, settings=ctx.config.section("models"))
@@ -158,6 +163,7 @@ def evaluate(ctx, model, data, metrics, against, label, output, tolerance, signa
              environment, detach, allow_code=False):
     from converters.model import metrics as metric_rules
     metric_rules.parse(metrics)  # unknown names answer at once, before any job
+    from runners.specs import EvaluateSpec
     spec = EvaluateSpec(model=str(Path(model).expanduser().resolve()), data=data,
                         metrics=metrics,
                         against=str(Path(against).expanduser().resolve()) if against else None,

@@ -15,8 +15,6 @@ import re
 from typing import Any
 
 from bot.permissions import Forbidden, refusal
-# step kind -> its keys that name files, and how (as bot.registry path kinds)
-from catalog.pipeline_paths import STEP_PATHS
 
 # step kind -> the command it stands for
 STEP_COMMAND = {"convert-script": "convert", "train": "train", "convert-model": "convert-model",
@@ -37,6 +35,9 @@ def check_steps(ctx, definition: dict[str, Any], params: dict[str, Any], conn=No
     (adding a definition runs nothing). Returns ``params`` with the member's file names
     resolved to their files. ``from_step``: the steps before it are not run (their earlier
     outputs are reused), so they are not checked."""
+    # step kind -> its keys that name files, and how (as bot.registry path kinds); imported
+    # here, not at start: the catalog package loads SQLite tooling a name lookup never needs.
+    from catalog.pipeline_paths import STEP_PATHS
     actor = ctx.actor
     resolved = dict(params)
     all_params = {**(definition.get("params") or {}), **params}
