@@ -2,7 +2,8 @@
 paths of catalog datasets and models (shared; a member names them by catalog name), and from
 the terminal, any path the operator names. tfdesk's own folders never, whoever asks: its home
 (state, config, uploads, private copies) and the job folders; only the files catalog entries
-point at inside it (``Areas.kept``), one entry at a time."""
+point at inside it (the catalog's stores), one entry at a time; an entry of a job's folder is
+given as a private copy (runners/inputs.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,11 @@ from runners.inputs import Grant
 
 def catalog_grant(conn, areas: Areas) -> Grant:
     """Catalog entries only: a Slack member's grant, and every pipeline step's."""
+    # The catalog's stores in the home: kept copies (bot/paths.py Areas.kept) and the models
+    # `models add` copies (bot/handlers/catalog_owners.py model_store).
+    stores = (areas.kept, areas.home / "catalog" / "models")
     return Grant(roots=catalog_inputs.readable_paths(conn),
-                 forbidden=(areas.home, areas.jobs), shareable=(areas.kept,))
+                 forbidden=(areas.home, areas.jobs), shareable=stores)
 
 
 def grant(ctx) -> Grant:

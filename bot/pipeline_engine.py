@@ -102,6 +102,8 @@ class EngineSteps:
             spec["script_path"] = spec.pop("script")
         if labels:
             spec["labels"] = labels
+        if kind in REPORTING_KINDS:  # model jobs copy what they read into their own folder
+            spec["inputs"] = []
         grant = {"grant": self.grant()} if self.grant else {}
         return self.engine.submit(kind, spec, owner, reply_to,
                                   backend=spec.pop("backend", None) or "local", **grant).id

@@ -120,8 +120,8 @@ class _Resolver:
     def __init__(self, conn, params, outputs):
         self.conn, self.params, self.outputs = conn, params, outputs
         self.used: list[tuple[str, int]] = []
-        # The local paths of the datasets the step references: its read-only inputs, which
-        # its job's sandbox shows it (runners/inputs.py), and nothing else of the machine.
+        # The local paths of the datasets and models the step references: its read-only
+        # inputs, which its job's sandbox shows it (runners/inputs.py), and nothing else.
         self.inputs: list[str] = []
 
     def value(self, expr: str) -> Any:
@@ -142,16 +142,20 @@ class _Resolver:
             if row is None:
                 raise NotFound(f"dataset {rest!r} is no longer in the catalog")
             self.used.append(("dataset", row["id"]))
-            local = inputs.local_path(row["uri"])
-            if local is not None and str(local) not in self.inputs:
-                self.inputs.append(str(local))
+            self._input(row["uri"])
             return row["uri"]
         if head == "models":
             from catalog import models
             m = models.get(self.conn, rest)
             self.used.append(("model", m["id"]))
+            self._input(m["artifact_uri"])
             return m["artifact_uri"]
         raise InvalidInput(f"unknown reference ${{{expr}}}")
+
+    def _input(self, uri: str | None) -> None:
+        local = inputs.local_path(uri)
+        if local is not None and str(local) not in self.inputs:
+            self.inputs.append(str(local))
 
     def step(self, name: str, with_: dict[str, Any] | None) -> dict[str, Any]:
         """A step's ``with:`` resolved, with its ``inputs``: the datasets it references."""

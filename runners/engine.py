@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from runners.backends import BACKENDS, Backend
 from runners.builtins import backend_class, default_runner_python, load_kinds
-from runners.inputs import Grant, resolve as resolve_inputs
+from runners.inputs import Grant, place as place_inputs, resolve as resolve_inputs
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
@@ -121,7 +121,7 @@ class Engine(Observing):
         try:
             scratch.mkdir(parents=True)
             stored = self._prepare(k, {**spec, "job_id": job_id}, scratch, choice)
-            stored["inputs"] = list(spec["inputs"])  # bound read-only, and nothing else
+            stored.update(place_inputs(spec["inputs"], self.jobs_dir, scratch))  # nothing else
             if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
                 stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
@@ -145,7 +145,7 @@ class Engine(Observing):
         return resolve(get_kind(kind), spec, backend, self.config.environments)
 
     def _inputs(self, spec: dict[str, Any], grant: Grant) -> dict[str, Any]:  # never our folders
-        g = grant.with_forbidden(self.jobs_dir, Path(self.config.state_path).parent)
+        g = grant.of_engine(self.jobs_dir, Path(self.config.state_path).parent)
         return {**spec, "inputs": list(resolve_inputs(spec.get("inputs"), g))}
 
     def _prepare(self, k: JobKind, spec: dict, workdir: Path, choice) -> dict:

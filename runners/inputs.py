@@ -16,9 +16,10 @@ else of the machine.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from runners.models import JobError
 
@@ -29,13 +30,20 @@ class Grant:
     roots: tuple[Path, ...] = ()        # these paths and what lies beneath them
     anywhere: bool = False              # the machine's operator (terminal)
     forbidden: tuple[Path, ...] = ()    # tfdesk's folders: never, whoever asks
-    # Folders inside a forbidden one whose entries may be given: the files catalog entries
-    # point at (bot/paths.py Areas.kept), one entry at a time, never the folder itself.
+    # Folders inside a forbidden one whose catalog entries (``roots``) may be given: the
+    # catalog's stores in tfdesk's home, one entry at a time, never the folder itself.
     shareable: tuple[Path, ...] = ()
+    # Where job folders live: an entry of a job's folder (a catalog model a job made) is
+    # given as a private copy, read without following links, bound at the entry's own path.
+    jobs: Path | None = None
 
-    def with_forbidden(self, *folders: Path) -> "Grant":
-        return Grant(self.roots, self.anywhere, (*self.forbidden, *map(Path, folders)),
-                     self.shareable)
+    def of_engine(self, jobs: Path, home: Path) -> "Grant":
+        """This grant with the engine's own folders: never given, job entries copied."""
+        return Grant(self.roots, self.anywhere, (*self.forbidden, Path(jobs), Path(home)),
+                     self.shareable, Path(jobs))
+
+
+JOB_FOLDER = re.compile(r"^j-[0-9a-f]{4,32}$")
 
 
 def _real(value: str) -> Path:
@@ -61,8 +69,14 @@ def resolve(raw: Iterable[str] | None, grant: Grant) -> tuple[str, ...]:
             raise JobError(f"input {value!r} is not a file name")
         if not os.path.isabs(os.path.expanduser(value)):
             raise JobError(f"input {value!r} is not an absolute path")
+        copied = _in_job_folder(value, grant)
+        if copied is not None:
+            if copied not in out:
+                out.append(copied)
+            continue
         real = _real(value)
-        shared = any(real != f and real.is_relative_to(f) for f in shareable)
+        shared = any(real != f and real.is_relative_to(f) for f in shareable) and \
+            any(_beneath(real, r) for r in roots)  # a catalog entry, whoever asks
         for own in forbidden:
             if _beneath(own, real) or (_beneath(real, own) and not shared):
                 raise JobError(f"input {value!r} is refused: it is (or holds, or lies in) "
@@ -76,6 +90,56 @@ def resolve(raw: Iterable[str] | None, grant: Grant) -> tuple[str, ...]:
         if str(real) not in out:
             out.append(str(real))
     return tuple(out)
+
+
+def _in_job_folder(value: str, grant: Grant) -> str | None:
+    """``value`` as an entry of a job's folder (checked by its words alone: nothing in a job
+    folder is followed), or None when it lies elsewhere."""
+    if grant.jobs is None:
+        return None
+    lexical = Path(os.path.normpath(os.path.abspath(os.path.expanduser(value))))
+    for root in dict.fromkeys((Path(os.path.abspath(grant.jobs)), _real(str(grant.jobs)))):
+        if lexical.is_relative_to(root):
+            break
+    else:
+        return None
+    parts = lexical.relative_to(root).parts
+    if len(parts) < 2 or not JOB_FOLDER.match(parts[0]):
+        raise JobError(f"input {value!r} is refused: of tfdesk's job folders only a file or "
+                       "folder inside a job's own folder may be given")
+    entry = _real(str(grant.jobs)).joinpath(*parts)
+    roots = [Path(os.path.normpath(os.path.abspath(r))) for r in grant.roots]
+    if not grant.anywhere and not any(_beneath(lexical, r) or _beneath(entry, r) for r in roots):
+        raise JobError(f"input {value!r} is refused: you may give a job only catalog "
+                       "datasets and models you can read (name them), not a path on "
+                       "the tfdesk machine")
+    return str(entry)
+
+
+def place(inputs: list[str], jobs: Path, workdir: Path) -> dict[str, Any]:
+    """What a job's stored spec says of its inputs: ``inputs`` (all, in order) and
+    ``input_copies``: private copies of those in job folders, made in ``workdir/.inputs``
+    (read through descriptors, links refused: core/filegate.py), input -> its copy relative
+    to ``workdir``. The sandbox binds each copy read-only at the input's own path."""
+    return {"inputs": list(inputs), "input_copies": _copies(inputs, jobs, workdir)}
+
+
+def _copies(inputs: list[str], jobs: Path, workdir: Path) -> dict[str, str]:
+    from core import filegate
+    jobs, out = _real(str(jobs)), {}
+    for value in inputs:
+        if not Path(value).is_relative_to(jobs):
+            continue
+        parts = Path(value).relative_to(jobs).parts
+        try:
+            with filegate.open_beneath(jobs, parts, value) as opened:
+                copy = filegate.private_copy(opened, Path(workdir) / ".inputs", parts[-1])
+        except FileNotFoundError:
+            raise JobError(f"input {value!r} does not exist") from None
+        except filegate.GateRefused as exc:
+            raise JobError(f"input {value!r} is refused: {exc}") from None
+        out[value] = str(copy.relative_to(workdir))
+    return out
 
 
 def on_shared_volume(inputs: Iterable[str], settings: dict) -> None:

@@ -48,6 +48,8 @@ class LocalPlan:
     # The job's read-only inputs (its spec's ``inputs``, checked at submit: runners/inputs.py),
     # bound at the same paths; set by the local backend for every kind.
     inputs: list[Path] = field(default_factory=list)
+    # Inputs from job folders: path shown in the sandbox -> its private copy in this job's folder.
+    input_copies: dict[str, Path] = field(default_factory=dict)
 
 
 @dataclass

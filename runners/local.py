@@ -175,8 +175,8 @@ class LocalBackend:
 
     def start(self, job, kind, env) -> tuple[dict[str, Any], list]:
         self.accepts(kind)
-        plan = with_inputs(kind.local_plan(job.spec, Path(job.workdir), env),
-                           job.spec.get("inputs") or ())
+        plan = with_inputs(kind.local_plan(job.spec, Path(job.workdir), env), job.spec,
+                           Path(job.workdir))
         return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout"),
                            env.runner_python), []
 
@@ -233,7 +233,8 @@ class LocalBackend:
                 argv[-2:] = [str(LAUNCHER), str(p["procs"])]
             return argv, env
         programs = sorted({str(pr.argv[0]) for pr in plan.procs} | {str(python)})
-        return self.sandbox.wrap(workdir, programs, plan.code, launch, plan.inputs) + argv, env
+        files = {**plan.input_copies, **launch}
+        return self.sandbox.wrap(workdir, programs, plan.code, files, plan.inputs) + argv, env
 
     def launch(self, job_id: str, workdir: Path, plan: LocalPlan, timeout: float | None,
                python: Path | None = None) -> dict[str, Any]:
@@ -296,15 +297,19 @@ class LocalBackend:
         return True
 
 
-def with_inputs(plan: LocalPlan, inputs) -> LocalPlan:
+def with_inputs(plan: LocalPlan, spec: dict[str, Any], workdir: Path) -> LocalPlan:
     """The plan with the job's read-only inputs (checked at submit: runners/inputs.py), bound
-    by the sandbox, and named to every process in ``TFDESK_INPUTS`` (``:``-separated), so a
-    script given a catalog entry by name finds it."""
+    by the sandbox at their own paths (those from job folders: their private copies), and
+    named to every process in ``TFDESK_INPUTS`` (``:``-separated), so a script given a
+    catalog entry by name finds it."""
+    inputs, copies = list(spec.get("inputs") or ()), dict(spec.get("input_copies") or {})
     if not inputs:
         return plan
     procs = [dataclasses.replace(p, env={**p.env, "TFDESK_INPUTS": os.pathsep.join(inputs)})
              for p in plan.procs]
-    return dataclasses.replace(plan, procs=procs, inputs=[Path(p) for p in inputs])
+    return dataclasses.replace(plan, procs=procs,
+                               inputs=[Path(p) for p in inputs if p not in copies],
+                               input_copies={p: workdir / rel for p, rel in copies.items()})
 
 
 def ending(record: dict[str, Any], timeout, limits: "sandbox.Limits", log_path: Path

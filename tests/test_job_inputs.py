@@ -220,3 +220,55 @@ def test_a_cluster_job_reads_inputs_only_from_the_shared_volume(tmp_path):
     with pytest.raises(JobError, match="not on the shared volume"):
         engine.dry_run("train", {**spec, "inputs": [str(elsewhere / "x.npz")]}, "kubernetes",
                        grant=grant)
+
+
+@pytest.mark.slow
+def test_an_entry_of_another_jobs_folder_is_a_private_copy_at_its_own_path(tmp_path):
+    """A catalog model a job made lives in that job's folder: the next job is given a copy
+    (read without following links) bound read-only at the model's own path, and nothing
+    else of the other job's folder; a link in it, the records and the folder of all jobs
+    are refused at submit."""
+    home = tmp_path / "home"
+    engine = make_engine(home)
+    try:
+        maker = write(tmp_path / "maker.py", """
+            import os, pathlib
+            w = pathlib.Path(os.environ["TFDESK_WORKDIR"])
+            (w / "model").mkdir()
+            (w / "model" / "weights.bin").write_text("weights")
+            (w / "secret.txt").write_text("not given")
+            """)
+        first = engine.wait(engine.submit("train", {"script_path": str(maker),
+                                                    "convert": "none"}).id, timeout=60)
+        assert first.state == "succeeded", engine.read_log(first.id)
+        model, secret = Path(first.workdir) / "model", Path(first.workdir) / "secret.txt"
+        reader = write(tmp_path / "reader.py", """
+            import os, sys
+            model, secret = sys.argv[1], sys.argv[2]
+            print("weights:", open(os.path.join(model, "weights.bin")).read())
+            for what, path in (("secret", secret), ("write", os.path.join(model, "x"))):
+                try:
+                    open(path, "w" if what == "write" else "r").write("x") if what == "write" \\
+                        else open(path).read()
+                    print("LEAK", what)
+                except OSError as exc:
+                    print("refused", what, type(exc).__name__)
+            """)
+        member = Grant(roots=(model,))
+        job = engine.submit("train", {"script_path": str(reader), "convert": "none",
+                                      "inputs": [str(model)], "args": [str(model), str(secret)]},
+                            grant=member)
+        assert set(job.spec["input_copies"]) == {str(model.resolve())}
+        done = engine.wait(job.id, timeout=60)
+        log = engine.read_log(job.id)
+        assert done.state == "succeeded", log
+        assert "weights: weights" in log and "refused secret" in log and "refused write" in log
+        assert "LEAK" not in log
+        os.symlink(home / "tfdesk.toml", model / "link")
+        spec = {"script_path": str(reader), "convert": "none"}
+        for hostile in (model, secret, home / "jobs", home / "jobs" / ".records",
+                        Path(first.workdir)):
+            with pytest.raises(JobError, match="refused"):
+                engine.submit("train", {**spec, "inputs": [str(hostile)]}, grant=member)
+    finally:
+        engine.close()
