@@ -227,12 +227,18 @@ def test_producer_too_new_refused(ctx, tmp_path):
 
 def test_option_errors_are_specific(ctx, tmp_path):
     folder = write_saved_model(tmp_path / "m")
+    # Named files pass the file gate first (in dispatch), so a missing one is named as such...
     _, reply = run_line(ctx, ["convert-model", str(folder), "--calibration", "c.npz"])
+    assert not reply.ok and "no such file" in reply.text and "c.npz" in reply.text
+    # ...and an existing one is then checked against the options it goes with.
+    calib = tmp_path / "c.npz"
+    calib.write_bytes(b"\0" * 16)
+    _, reply = run_line(ctx, ["convert-model", str(folder), "--calibration", str(calib)])
     assert not reply.ok and "only used with --precision int8" in reply.text
     _, reply = run_line(ctx, ["convert-model", str(folder), "--batch", "0"])
     assert not reply.ok and "--batch" in reply.text
     _, reply = run_line(ctx, ["convert-model", str(tmp_path / "nope")])
-    assert not reply.ok and "does not exist" in reply.text
+    assert not reply.ok and "no such file" in reply.text and "nor a catalog model" in reply.text
     _, reply = run_line(ctx, ["convert-model", str(folder), "--to", "coreml"])
     assert reply.status == 2
     assert jobs_created(ctx) == []
