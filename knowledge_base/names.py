@@ -98,14 +98,15 @@ TRAITS = ("removed", "compat", "experimental", "keras_copy", "member", "dunder",
 
 
 def traits(name: str, depth: int, last: int, newest: int, kind: str,
-           canonical: str | None) -> tuple[float, ...]:
+           alias: bool) -> tuple[float, ...]:
     """What a symbol is, independent of any question, in the order of TRAITS: the name prior
-    (NAME_PRIOR) weighs this tuple, and the question ranker sees it as features."""
+    (NAME_PRIOR) weighs this tuple, and the question ranker sees it as features. ``alias``:
+    the symbol's canonical name is another one."""
     parts = name.split(".")
     return (float(last < newest), float("compat" in parts), float("experimental" in parts),
             float(name.startswith(("tf.keras.ops.", "tf.keras.backend.", "tf.keras.src."))),
             float(kind in ("method", "property")), float(parts[-1].startswith("__")),
-            float(bool(canonical) and canonical != name), float(depth))
+            float(alias), float(depth))
 
 
 # What the name prior makes of each of ``traits`` (in that order): not in the

@@ -83,33 +83,43 @@ class _PerSymbol(dict):
         value = self[sid] = self.compute(sid)
         return value
 
+    def get(self, sid: int, default=None):
+        value = self[sid]
+        return default if value is None else value
+
 
 class Searcher:
     def __init__(self, db: sqlite3.Connection, versions: list[str]):
-        """``versions``: the KB's releases, oldest first (``KB.versions``)."""
+        """``versions``: the KB's releases, oldest first (``KB.versions``).
+
+        The name tables hold what every lookup reads, and no more: each symbol's name, kind,
+        short name and place under its parent, plus three small facts for the prior. What
+        only some hits need (the defining object, for ``Hits.ranked``) is read from SQLite
+        when asked for; the case-folded names are the short-name table filtered. With the
+        inherited members (60,000 symbols) that keeps a shell's name lookup and a server's
+        memory near what 39,000 symbols took."""
         self.db = db
         self.versions = versions
-        rows = db.execute("SELECT id, name, short, depth, last_ord, kind, canonical, object "
-                          "FROM symbols")
-        self.objects: dict[int, str] = {}
+        # alias: the symbol is another public name of its canonical one (names.traits).
+        rows = db.execute("SELECT id, name, short, depth, last_ord, kind, "
+                          "(coalesce(canonical, '') NOT IN ('', name)) FROM symbols")
+        self.objects: dict[int, str | None] = _PerSymbol(self._object)
         self.kinds: dict[int, str] = {}
         self.name_to_id: dict[str, int] = {}
-        self.lower: dict[str, list[int]] = {}
         self.short: dict[str, list[int]] = {}
         self.children: dict[str, dict[str, int]] = {}
         self.names: dict[int, str] = {}
         self._facts: dict[int, tuple] = {}
-        for sid, name, short, depth, last, kind, canonical, obj in rows:
+        kinds: dict[str, str] = {}  # one string per kind, not one per row
+        for sid, name, short, depth, last, kind, alias in rows:
             self.names[sid] = name
-            self.kinds[sid] = kind
-            self._facts[sid] = (depth, last, canonical)
-            if obj:
-                self.objects[sid] = obj
+            self.kinds[sid] = kinds.setdefault(kind, kind)
+            self._facts[sid] = (depth, last, alias)
             self.name_to_id[name] = sid
-            self.lower.setdefault(name.lower(), []).append(sid)
             self.short.setdefault(short.lower(), []).append(sid)
-            parent, _, leaf = name.rpartition(".")
-            self.children.setdefault(parent, {})[leaf] = sid
+            # short is the name's last part (the builder's rule), so it serves as the leaf.
+            parent = name[:-len(short) - 1] if len(name) > len(short) else ""
+            self.children.setdefault(parent, {})[short] = sid
         self.short_keys = list(self.short)
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
@@ -121,10 +131,20 @@ class Searcher:
         self.traits: dict[int, tuple[float, ...]] = _PerSymbol(self._traits)
         self.prior: dict[int, float] = _PerSymbol(self._prior)
 
+    def _object(self, sid: int) -> str | None:
+        row = self.db.execute("SELECT object FROM symbols WHERE id = ?", (sid,)).fetchone()
+        return row[0] or None if row else None
+
+    def same_lower(self, name: str) -> list[int]:
+        """The symbols whose name is ``name`` in any case, in table order."""
+        key = name.lower()
+        return [sid for sid in self.short.get(key.rpartition(".")[2], ())
+                if self.names[sid].lower() == key]
+
     def _traits(self, sid: int) -> tuple[float, ...]:
-        depth, last, canonical = self._facts[sid]
+        depth, last, alias = self._facts[sid]
         return traits(self.names[sid], depth, last, len(self.versions) - 1, self.kinds[sid],
-                      canonical)
+                      bool(alias))
 
     def _prior(self, sid: int) -> float:
         p = name_prior(self.names[sid], self.traits[sid])
@@ -187,7 +207,7 @@ class Searcher:
                 elif rnote:
                     for sid2 in self._mentioned(rnote):
                         add(sid2, 0.96, "legacy", rnote, prior_weight=0.1)
-            for sid in self.lower.get(cand.lower(), ()):
+            for sid in self.same_lower(cand):
                 add(sid, 0.95, "exact")
         self._renamed_prefix(q, add)
         self._listed_parent(q, spelled, add, inh)
