@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
-from knowledge_base import popularity
+from knowledge_base import name_cache, popularity
 from knowledge_base.inherited import Inherited, resolve as resolve_inherited
 from knowledge_base.names import (clean_query, is_name, name_prior, spellings, traits,
                                   wants_compat)
@@ -88,6 +88,31 @@ class _PerSymbol(dict):
         return default if value is None else value
 
 
+def build_tables(db: sqlite3.Connection) -> tuple[dict, ...]:
+    """names, kinds, facts (depth, last release, alias), name_to_id, short (lower-case short
+    name -> ids) and children (parent -> leaf -> id), in table order."""
+    names: dict[int, str] = {}
+    kinds: dict[int, str] = {}
+    facts: dict[int, tuple] = {}
+    name_to_id: dict[str, int] = {}
+    short: dict[str, list[int]] = {}
+    children: dict[str, dict[str, int]] = {}
+    pool: dict[str, str] = {}  # one string per kind, not one per row
+    # alias: the symbol is another public name of its canonical one (names.traits).
+    for sid, name, leaf, depth, last, kind, alias in db.execute(
+            "SELECT id, name, short, depth, last_ord, kind, "
+            "(coalesce(canonical, '') NOT IN ('', name)) FROM symbols ORDER BY id"):
+        names[sid] = name
+        kinds[sid] = pool.setdefault(kind, kind)
+        facts[sid] = (depth, last, alias)
+        name_to_id[name] = sid
+        short.setdefault(leaf.lower(), []).append(sid)
+        # short is the name's last part (the builder's rule), so it serves as the leaf.
+        parent = name[:-len(leaf) - 1] if len(name) > len(leaf) else ""
+        children.setdefault(parent, {})[leaf] = sid
+    return names, kinds, facts, name_to_id, short, children
+
+
 class Searcher:
     def __init__(self, db: sqlite3.Connection, versions: list[str]):
         """``versions``: the KB's releases, oldest first (``KB.versions``).
@@ -97,29 +122,24 @@ class Searcher:
         only some hits need (the defining object, for ``Hits.ranked``) is read from SQLite
         when asked for; the case-folded names are the short-name table filtered. With the
         inherited members (60,000 symbols) that keeps a shell's name lookup and a server's
-        memory near what 39,000 symbols took."""
+        memory near what 39,000 symbols took. The tables are kept beside the KB file for the
+        next process (:mod:`knowledge_base.name_cache`)."""
         self.db = db
         self.versions = versions
-        # alias: the symbol is another public name of its canonical one (names.traits).
-        rows = db.execute("SELECT id, name, short, depth, last_ord, kind, "
-                          "(coalesce(canonical, '') NOT IN ('', name)) FROM symbols")
         self.objects: dict[int, str | None] = _PerSymbol(self._object)
-        self.kinds: dict[int, str] = {}
-        self.name_to_id: dict[str, int] = {}
-        self.short: dict[str, list[int]] = {}
-        self.children: dict[str, dict[str, int]] = {}
-        self.names: dict[int, str] = {}
-        self._facts: dict[int, tuple] = {}
-        kinds: dict[str, str] = {}  # one string per kind, not one per row
-        for sid, name, short, depth, last, kind, alias in rows:
-            self.names[sid] = name
-            self.kinds[sid] = kinds.setdefault(kind, kind)
-            self._facts[sid] = (depth, last, alias)
-            self.name_to_id[name] = sid
-            self.short.setdefault(short.lower(), []).append(sid)
-            # short is the name's last part (the builder's rule), so it serves as the leaf.
-            parent = name[:-len(short) - 1] if len(name) > len(short) else ""
-            self.children.setdefault(parent, {})[short] = sid
+        kb = name_cache.kb_file(db)
+        before = name_cache.stamp(kb)  # taken before the rows are read (see name_cache)
+        tables = name_cache.load(kb, before)
+        if tables is None:
+            tables = build_tables(db)
+            name_cache.save(kb, before, tables)
+        self.names: dict[int, str]
+        self.kinds: dict[int, str]
+        self._facts: dict[int, tuple]
+        self.name_to_id: dict[str, int]
+        self.short: dict[str, list[int]]
+        self.children: dict[str, dict[str, int]]
+        self.names, self.kinds, self._facts, self.name_to_id, self.short, self.children = tables
         self.short_keys = list(self.short)
         self._kid_lists: dict[str, list[str]] = {}
         self.renames = {old: (new, note) for old, new, note in
