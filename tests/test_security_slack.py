@@ -382,11 +382,13 @@ def test_models_add_in_place_of_the_jobs_folder_then_delete(world):
     for folder in (world.jobs_dir, world.home, world.home / "slack" / "uploads"):
         _, reply = run_line(ctx, f"models add junk {folder} --in-place")
         assert not reply.ok and "tfdesk's own folder" in reply.text
-    # ...and deleting an in-place model never deletes its files.
+    # ...and deleting an in-place model never deletes the member's files: from Slack it points
+    # at the file gate's kept copy, which goes with its last entry (catalog/kept.py).
     text, _ = world.ask("UCOMP", "models add mine FUCOMP --in-place --format keras")
     assert "added model mine:1" in text, text
     text, _ = world.ask("UCOMP", "models delete mine")
-    assert "deleted model mine:1" in text and "left in place" in text
+    assert "deleted model mine:1" in text and "removed artifacts: catalog/files/" in text, text
+    assert not any((world.home / "catalog" / "files").iterdir())
     assert world.uploads["UCOMP"].is_file()
     assert (world.jobs_dir / job / "script.py").is_file()
 
