@@ -131,10 +131,15 @@ def test_label_count_and_input_shape_mismatch(tmp_path):
 
 
 def test_unknown_metric_answers_before_any_job(tmp_path):
-    ctx = Context(load_config({"TFDESK_HOME": str(tmp_path)}))
-    _, reply = run_line(ctx, ["evaluate", str(tmp_path), "--data", "x.npz", "--metrics", "f1"])
-    assert not reply.ok and "unknown metric 'f1'" in reply.text
-    assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+    # The names must pass the file gate first (it runs before every handler): real files,
+    # outside tfdesk's own folder.
+    home, model, data = tmp_path / "home", tmp_path / "m", tmp_path / "x.npz"
+    model.mkdir()
+    np.savez(data, features=np.zeros((2, 16)), label=np.zeros(2))
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}))
+    _, reply = run_line(ctx, ["evaluate", str(model), "--data", str(data), "--metrics", "f1"])
+    assert not reply.ok and "unknown metric 'f1'" in reply.text, reply.text
+    assert not (home / "jobs").exists() or not any((home / "jobs").iterdir())
 
 
 # -- end to end, real TensorFlow and ONNX Runtime ---------------------------------------------
