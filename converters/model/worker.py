@@ -147,15 +147,30 @@ def _load() -> float | None:
 
 
 def convert(spec: dict, work: Path, report: dict) -> None:
-    from converters.model import onnx as onnx_conv
-    from converters.model import quantize, tensorrt, tftrt
-    from converters.model.backends import (ORTBackend, TFBackend, configure_tensorflow,
-                                           physical_cores)
-    import tensorflow as tf
+    """Steps: open the original, convert it, validate the pair, benchmark them."""
+    saved_model, sig_key, sig, runners, threads = open_original(spec, work, report)
+    out = work / "out"
+    report["conversion"] = {"target": spec["target"], "precision": spec["precision"]}
+    if spec["target"] == "tf-trt":
+        converted, label, held_out = convert_tftrt(spec, saved_model, sig_key, sig, out,
+                                                   report)
+    else:
+        converted, label, held_out = convert_onnx(spec, saved_model, sig, out, work, report,
+                                                  runners, threads)
+    runners["converted"] = converted
+    validate_pair(spec, sig, runners, held_out, work, report)
+    benchmark_pair(spec, sig, runners, label, report)
+    report["artifacts"] = sorted(str(p.relative_to(work)) for p in out.rglob("*") if p.is_file())
+    if not report["validation"]["passed"]:
+        report["status"] = "validation_failed"
 
+
+def open_original(spec: dict, work: Path, report: dict):
+    """(SavedModel path, signature key, signature, {"original": backend}, threads)."""
+    from converters.model.backends import TFBackend, configure_tensorflow, physical_cores
+    import tensorflow as tf
     threads = int(spec.get("threads") or physical_cores())
     report["runtime"] = {"threads": threads, "tensorflow": configure_tensorflow(threads)}
-    warnings = report["warnings"]
     saved_model = source_saved_model(spec, work)
     meta = intake.identify(saved_model, runner_tf=tf.__version__,
                            allow_code=bool(spec["source"].get("allow_code")))
@@ -167,72 +182,90 @@ def convert(spec: dict, work: Path, report: dict) -> None:
     sig = meta.info["signatures"][sig_key]
     report["model"].update(producer_tf=meta.producer, signature=sig, runner_tf=tf.__version__)
     progress("loading the original model in TensorFlow")
-    original = TFBackend(saved_model, sig_key)
+    return saved_model, sig_key, sig, {"original": TFBackend(saved_model, sig_key)}, threads
 
+
+def convert_tftrt(spec: dict, saved_model: Path, sig_key: str, sig: dict, out: Path,
+                  report: dict):
+    """(converted backend, its label, None: no held-out INT8 check on this path)."""
+    from converters.model import tftrt
+    from converters.model.backends import TFBackend
+    precision = spec["precision"]
+    calib = calibration_batches(spec, sig["inputs"], report["warnings"]) \
+        if precision == "int8" else [inputs_for(spec, sig["inputs"], 1, seed=1)]
+    report["conversion"].update(tftrt.convert(saved_model, out / "tftrt", precision, calib))
+    return TFBackend(out / "tftrt", sig_key), f"TF-TRT {precision}", None
+
+
+def convert_onnx(spec: dict, saved_model: Path, sig: dict, out: Path, work: Path,
+                 report: dict, runners: dict, threads: int):
+    """(converted backend, its label, INT8 held-out samples or None). With INT8 the float
+    ONNX model joins ``runners``: what INT8 adds is then visible."""
+    from converters.model import onnx as onnx_conv
+    from converters.model import quantize
+    from converters.model.backends import ORTBackend
     target, precision = spec["target"], spec["precision"]
-    out = work / "out"
-    conv: dict = {"target": target, "precision": precision}
-    report["conversion"] = conv
-    converted_path = None
-    runners = {"original": original}
-    held_out = None
-    if target == "tf-trt":
-        calib = calibration_batches(spec, sig["inputs"], warnings) if precision == "int8" else \
-            [inputs_for(spec, sig["inputs"], 1, seed=1)]
-        conv.update(tftrt.convert(saved_model, out / "tftrt", precision, calib))
-        converted = TFBackend(out / "tftrt", sig_key)
-        label = f"TF-TRT {precision}"
-    else:
-        size = sum(f.stat().st_size for f in saved_model.rglob("*") if f.is_file())
-        progress(f"converting to ONNX (tf2onnx): SavedModel of {size / 2**20:.1f} MiB")
+    conv, warnings, held_out = report["conversion"], report["warnings"], None
+    size = sum(f.stat().st_size for f in saved_model.rglob("*") if f.is_file())
+    progress(f"converting to ONNX (tf2onnx): SavedModel of {size / 2**20:.1f} MiB")
+    t0 = time.perf_counter()
+    with ticking("converting to ONNX (tf2onnx)"):
+        conv["onnx"] = onnx_conv.convert(saved_model, out / "model.onnx",
+                                         spec.get("signature", "serving_default"),
+                                         spec.get("opset"), progress)
+    conv["opset"] = conv["onnx"]["opset"]
+    conv["onnx"]["seconds"] = round(time.perf_counter() - t0, 2)
+    progress("optimising with ONNX Runtime")
+    with ticking("optimising with ONNX Runtime"):
+        conv["optimized"] = onnx_conv.optimize(out / "model.onnx", out / "model.optimized.onnx")
+    converted_path = out / "model.optimized.onnx"
+    if precision == "int8":
+        calib, held_out, held_source = int8_samples(spec, sig["inputs"], warnings)
         t0 = time.perf_counter()
-        with ticking("converting to ONNX (tf2onnx)"):
-            conv["onnx"] = onnx_conv.convert(saved_model, out / "model.onnx", sig_key,
-                                             spec.get("opset"), progress)
-        conv["opset"] = conv["onnx"]["opset"]
-        conv["onnx"]["seconds"] = round(time.perf_counter() - t0, 2)
-        progress("optimising with ONNX Runtime")
-        with ticking("optimising with ONNX Runtime"):
-            conv["optimized"] = onnx_conv.optimize(out / "model.onnx",
-                                                   out / "model.optimized.onnx")
-        converted_path = out / "model.optimized.onnx"
-        label = f"ONNX Runtime {precision}"
-        if precision == "int8":
-            calib, held_out, held_source = int8_samples(spec, sig["inputs"], warnings)
-            t0 = time.perf_counter()
-            with ticking("INT8 quantisation"):
-                conv["quantized"] = quantize.quantize_int8(
-                    out / "model.onnx", out / "model.int8.onnx", calib,
-                    "tensorrt" if target == "tensorrt" else "cpu", progress)
-            conv["quantized"]["seconds"] = round(time.perf_counter() - t0, 2)
-            # The float ONNX model runs beside the INT8 one: what INT8 adds is then visible.
-            runners["onnx_fp32"] = ORTBackend(converted_path, threads)
-            converted_path = out / "model.int8.onnx"
-        elif precision == "fp16":
-            conv["fp16"] = onnx_conv.to_fp16(out / "model.onnx", out / "model.fp16.onnx")
-            converted_path = out / "model.fp16.onnx"
-            warnings.append("FP16 on a CPU checks accuracy; its speed here says little "
-                            "about its speed on a GPU")
-        if target == "tensorrt":
-            tensorrt_step(spec, sig, out, converted_path, work, report)
-        conv["converted"] = str(converted_path.relative_to(work))
-        converted = ORTBackend(converted_path, threads)
-        report["runtime"]["onnxruntime"] = converted.settings
-    runners["converted"] = converted
+        with ticking("INT8 quantisation"):
+            conv["quantized"] = quantize.quantize_int8(
+                out / "model.onnx", out / "model.int8.onnx", calib,
+                "tensorrt" if target == "tensorrt" else "cpu", progress)
+        conv["quantized"]["seconds"] = round(time.perf_counter() - t0, 2)
+        runners["onnx_fp32"] = ORTBackend(converted_path, threads)
+        converted_path = out / "model.int8.onnx"
+        held_out = (held_out, held_source)
+    elif precision == "fp16":
+        conv["fp16"] = onnx_conv.to_fp16(out / "model.onnx", out / "model.fp16.onnx")
+        converted_path = out / "model.fp16.onnx"
+        warnings.append("FP16 on a CPU checks accuracy; its speed here says little "
+                        "about its speed on a GPU")
+    if target == "tensorrt":
+        tensorrt_step(spec, sig, out, converted_path, work, report)
+    conv["converted"] = str(converted_path.relative_to(work))
+    converted = ORTBackend(converted_path, threads)
+    report["runtime"]["onnxruntime"] = converted.settings
+    return converted, f"ONNX Runtime {precision}", held_out
 
+
+def validate_pair(spec: dict, sig: dict, runners: dict, held_out, work: Path,
+                  report: dict) -> None:
+    """Original vs converted on the same inputs; with INT8, agreement on held-out samples
+    (``held_out`` is (samples, where they came from)) decides whether it passed."""
+    from converters.model import quantize
     progress("validating: original vs converted on the same inputs")
     tol = validate.Tolerance(**spec["tolerance"])
     val_inputs = inputs_for(spec, sig["inputs"], spec.get("validation_batch", 8), seed=12345)
-    report["validation"] = validate.compare(original(val_inputs), converted(val_inputs), tol)
-    report["validation"]["samples"] = len(next(iter(val_inputs.values())))
-    report["validation"]["inputs"] = "user samples" if spec.get("input") else "generated"
+    val = validate.compare(runners["original"](val_inputs), runners["converted"](val_inputs),
+                           tol)
+    report["validation"] = val
+    val["samples"] = len(next(iter(val_inputs.values())))
+    val["inputs"] = "user samples" if spec.get("input") else "generated"
     if held_out is not None:
         progress("INT8: agreement with the float models on held-out samples")
-        report["validation"]["int8"] = quantize.agreement_report(
-            held_out, runners, float(spec.get("min_agreement", 0.99)), tol,
+        val["int8"] = quantize.agreement_report(
+            held_out[0], runners, float(spec.get("min_agreement", 0.99)), tol,
             work / "out" / "held_out_predictions.npz")
-        report["validation"]["int8"]["inputs"] = held_source
-        report["validation"]["passed"] = report["validation"]["int8"]["passed"]
+        val["int8"]["inputs"] = held_out[1]
+        val["passed"] = val["int8"]["passed"]
+
+
+def benchmark_pair(spec: dict, sig: dict, runners: dict, label: str, report: dict) -> None:
     bench = run_benchmarks(spec, sig["inputs"], runners)
     bench["original_label"], bench["converted_label"] = "TensorFlow", label
     if "onnx_fp32" in bench:
@@ -240,9 +273,6 @@ def convert(spec: dict, work: Path, report: dict) -> None:
         bench["onnx_fp32_speedups"] = benchmark.speedups(bench["original"], bench["onnx_fp32"])
     bench["speedups"] = benchmark.speedups(bench["original"], bench["converted"])
     report["benchmark"] = bench
-    report["artifacts"] = sorted(str(p.relative_to(work)) for p in out.rglob("*") if p.is_file())
-    if not report["validation"]["passed"]:
-        report["status"] = "validation_failed"
 
 
 def int8_samples(spec: dict, sig_inputs: list[dict], warnings: list[str]):
