@@ -10,7 +10,7 @@ from converters.model.report import ModelReport
 
 def model_reply(report: ModelReport, workdir: Path, job, spec: dict) -> Reply:
     """A model job's report.json as text, chart, files and status."""
-    from converters.model.report import chart, inputs_used, summary
+    from converters.model.report import ensure_chart, inputs_used, summary
     data = {"job": job.to_dict() if job else None, "workdir": str(workdir), **report.to_dict()}
     where = f" (job {job.id})" if job else ""
     ref = JobRef.of(job) if job is not None else None
@@ -18,9 +18,7 @@ def model_reply(report: ModelReport, workdir: Path, job, spec: dict) -> Reply:
         msg = report.error_text or "the conversion failed"
         return Reply.error(f"{spec.get('name', 'model')}: {msg}{where}", data, job=ref)
     files = []
-    png = workdir / "chart.png"
-    if not png.is_file() and report.benchmark:
-        chart(report.to_dict(), png)  # the runner lacked matplotlib and could not hand it over
+    ensure_chart(workdir)  # drawn when the engine collected the job; a report sent back later
     for name in ("chart.png", "report.json", "trt-build.yaml", "predictions.npz"):
         if (workdir / name).is_file():
             files.append(workdir / name)

@@ -85,6 +85,14 @@ def settle(workdir: Path, log: Path | None, state: str, reason: str) -> tuple[st
     return state, reason
 
 
+def collect(workdir: Path) -> list[dict]:
+    """The job's files for the catalog, its chart first drawn from its report: the one place
+    a model chart is drawn (the worker draws none)."""
+    from converters.model.report import ensure_chart
+    ensure_chart(workdir)
+    return jobspec.artifacts(workdir)
+
+
 def _needs(spec: dict):
     from runners.needs import model_needs
     return model_needs(spec)
@@ -92,13 +100,13 @@ def _needs(spec: dict):
 
 CONVERT = register_kind(JobKind(name="convert-model", prepare=_prepare("convert"), needs=_needs,
                                 local_plan=local_plan, describe=describe,
-                                collect_artifacts=jobspec.artifacts, settle=settle))
+                                collect_artifacts=collect, settle=settle))
 INFER = register_kind(JobKind(name="infer", prepare=_prepare("infer"), local_plan=local_plan, needs=_needs,
-                              describe=describe, collect_artifacts=jobspec.artifacts,
+                              describe=describe, collect_artifacts=collect,
                               settle=settle))
 EVALUATE = register_kind(JobKind(name="evaluate", prepare=_prepare("evaluate"), needs=_needs,
                                  local_plan=local_plan, describe=describe,
-                                 collect_artifacts=jobspec.artifacts, settle=settle))
+                                 collect_artifacts=collect, settle=settle))
 
 
 # -- Kubernetes: infer as a batch/v1 Job with GPUs --------------------------------------------
@@ -128,7 +136,7 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
     ns = settings.get("namespace", "default")
     name = object_name(job_id)
     mount = settings.get("pvc_mount", "/data")
-    pod_spec = dict(spec, workdir=f"{mount}/{job_id}", chart_python=None, repo_root=None)
+    pod_spec = dict(spec, workdir=f"{mount}/{job_id}")
     # What prepare copied into the job folder (the model, --input samples) goes onto the
     # shared volume, into the job's folder there, where the pod reads it.
     volume, placed = _volume(settings), {}

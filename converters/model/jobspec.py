@@ -12,7 +12,6 @@ import json
 import secrets
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +123,6 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         "kubernetes": {**settings.get("tensorrt", {}), **(spec.get("kubernetes") or {})},
         # TensorRT optimisation profiles the user gave (--shape): input -> {min, opt, max}.
         "trt_shapes": tensorrt.parse_shape_args(spec.get("shape")) if spec.get("shape") else {},
-        # The runner env may lack matplotlib; then the worker asks the bot's Python to draw.
-        "chart_python": sys.executable, "repo_root": str(REPO_ROOT),
         **evaluation,
     }
     (workdir / SPEC_FILE).write_text(json.dumps(stored, indent=2))

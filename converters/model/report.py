@@ -117,6 +117,33 @@ def _read_nofollow(path: Path, limit: int = 20 << 20) -> str:
         return f.read(limit).decode("utf-8", errors="replace")
 
 
+CHART = "chart.png"
+
+
+def ensure_chart(workdir: Path | str) -> Path | None:
+    """The job's chart.png, drawn from its report on tfdesk's side, once: the worker's sandbox
+    may lack matplotlib and cannot reach the bot's Python. Whoever asks first draws it (the
+    engine collecting the job's files); an entry already there, even a link, is left alone."""
+    workdir = Path(workdir)
+    png = workdir / CHART
+    if os.path.lexists(png):
+        return png if png.is_file() and not png.is_symlink() else None
+    report = load_report(workdir)
+    if not report.benchmark:
+        return None
+    # Drawn beside it, then renamed over the name: a link planted meanwhile is replaced,
+    # never written through.
+    tmp = workdir / f".{CHART}.{os.getpid()}.png"
+    try:
+        if chart(report.to_dict(), tmp) is None:
+            return None
+        os.replace(tmp, png)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+    return png
+
+
 def chart(report: dict, out: Path) -> Path | None:
     bench = report.get("benchmark") or {}
     series = {k: bench[k] for k in ("original", "onnx_fp32", "converted") if bench.get(k)}

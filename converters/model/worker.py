@@ -4,8 +4,8 @@
 
 Runs in the runner environment (TensorFlow, tf2onnx, ONNX Runtime), never in the bot.
 Reads the spec, writes everything into ``spec["workdir"]``: converted models under ``out/``,
-``report.json`` (also on failure, with ``error``), ``chart.png`` and, when TensorRT needs a
-GPU node, ``trt-build.yaml``. Progress goes to stdout as JSON lines ``{"progress": ...}``.
+``report.json`` (also on failure, with ``error``) and, when TensorRT needs a GPU node,
+``trt-build.yaml``. The chart is tfdesk's to draw from the report (report.ensure_chart). Progress goes to stdout as JSON lines ``{"progress": ...}``.
 Exit status: 0 done (including "needs a GPU runner"), 3 a user-facing error, 1 a crash.
 """
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -437,30 +436,6 @@ def evaluate(spec: dict, work: Path, report: dict) -> None:
     report["evaluation"] = ev
 
 
-def draw_chart(spec: dict, report: dict, work: Path) -> None:
-    """matplotlib may be missing in the runner env; then the bot's Python draws it."""
-    try:
-        from converters.model.report import chart
-        if chart(report, work / "chart.png"):
-            report["chart"] = "chart.png"
-        return
-    except ImportError:
-        pass
-    py = spec.get("chart_python")
-    if py and report.get("benchmark"):
-        (work / "report.json").write_text(json.dumps(report, indent=2, default=str))
-        code = ("import json,sys,pathlib; from converters.model.report import chart; "
-                "chart(json.load(open(sys.argv[1])), pathlib.Path(sys.argv[2]))")
-        try:
-            done = subprocess.run([py, "-c", code, str(work / "report.json"),
-                                   str(work / "chart.png")],
-                                  capture_output=True, text=True, cwd=spec.get("repo_root"))
-        except OSError:  # not reachable from the job's sandbox: tfdesk draws it afterwards
-            return
-        if done.returncode == 0:
-            report["chart"] = "chart.png"
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     spec = json.loads(Path(argv[0]).read_text())
@@ -489,9 +464,6 @@ def main(argv: list[str] | None = None) -> int:
                       f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()})
         code = 1
     report["seconds"] = round(time.time() - report.pop("started"), 2)
-    if report.get("benchmark"):
-        progress("drawing the chart")
-        draw_chart(spec, report, work)
     (work / "report.json").write_text(json.dumps(report, indent=2, default=str))
     progress("done", 1, 1)
     return code
