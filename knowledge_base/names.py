@@ -29,9 +29,9 @@ def part_words(part: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _abbreviations() -> dict[str, str]:
     """knowledge_base/data/abbreviations.yaml: inv -> inverse, det -> determinant..."""
-    import yaml
+    from knowledge_base import yaml_data
     path = Path(__file__).parent / "data" / "abbreviations.yaml"
-    return {str(k): str(v) for k, v in (yaml.safe_load(path.read_text()) or {}).items()}
+    return {str(k): str(v) for k, v in (yaml_data.load(path.read_text()) or {}).items()}
 
 
 # TF's root binds these to tf.keras submodules; tensorflow.org documents the tf.keras names.

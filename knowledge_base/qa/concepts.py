@@ -6,8 +6,7 @@ import functools
 import re
 from pathlib import Path
 
-import yaml
-
+from knowledge_base import yaml_data
 from knowledge_base.words import STOPWORDS
 
 DATA = Path(__file__).parent / "data" / "concepts.yaml"
@@ -19,7 +18,7 @@ def load(stem, path: Path = DATA) -> list[tuple[list[tuple[str, ...]], list[str]
     """[(phrases as stems in order, meant names)]. Stop words are left out, as they are of
     questions."""
     out = []
-    for item in yaml.safe_load(path.read_text()) or []:
+    for item in yaml_data.load(path.read_text()) or []:
         phrases = [tuple(dict.fromkeys(stem(w) for w in _WORD.findall(str(p).lower())
                                        if w not in STOPWORDS))
                    for p in item["say"]]

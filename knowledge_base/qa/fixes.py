@@ -41,8 +41,8 @@ class Family:
 
 @lru_cache(maxsize=1)
 def rules() -> tuple[list[Family], dict[str, str], list[tuple[str, str]]]:
-    import yaml
-    d = yaml.safe_load(RULES.read_text())
+    from knowledge_base import yaml_data
+    d = yaml_data.load(RULES.read_text())
     fams = [Family(f["id"], re.compile(f["pattern"]), f["answer"], f.get("text", ""),
                    tuple(f.get("names", ())), f.get("keras")) for f in d["families"]]
     modules = sorted(d["modules"].items(), key=lambda kv: -len(kv[0]))

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import yaml
 
+from knowledge_base import yaml_data
 from knowledge_base.errors import KBError
 from knowledge_base.qa import concepts, minilm
 from knowledge_base.names import TRAITS
@@ -95,7 +95,7 @@ _TRAITS = [_F[t] for t in TRAITS]  # what a symbol is (names.traits), as feature
 @functools.lru_cache(maxsize=2)
 def ranking(path: Path = RANKING) -> dict:
     """What the ranker was fitted on, when, and how well it carried to unseen question sets."""
-    return yaml.safe_load(path.read_text()) or {}
+    return yaml_data.load(path.read_text()) or {}
 
 
 class RankerUnavailable(KBError):
