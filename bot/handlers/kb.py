@@ -50,7 +50,7 @@ def _symbol_lines(d: dict) -> list[str]:
          examples=["tfdesk ask tf.nn.softmax", "tfdesk ask pad a tensor with zeros",
                    "tfdesk ask tf.Session --version 2.15", "tfdesk ask tf.nn.softmx"], permission="read")
 def ask(ctx: Context, query: list[str], version: str | None, limit: int) -> Reply:
-    data = answers(ctx).ask(" ".join(query), version=version, limit=limit)
+    data = answers(ctx).ask(" ".join(query), version=version, limit=limit).to_dict()
     if not data["query"]:  # nothing to look up is bad input, not an answer
         return Reply.error(data["message"], data)
     legacy = ""

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.errors import KBError
 from knowledge_base.names import canonical_rank, clean_query, is_name
+from knowledge_base.qa.answer import Answer
 from knowledge_base.qa.index import QuestionIndex
 from knowledge_base.search import Searcher
 from knowledge_base.store import KB
@@ -97,24 +98,23 @@ class Answers:
 
     # -- ask --------------------------------------------------------------------------------
     def ask(self, query: str, version: str | None = None, limit: int = 5,
-            errors: bool = True) -> dict:
+            errors: bool = True) -> Answer:
         if errors and (error := pasted.read(query)) is not None:
             return error_answers.answer(self, error, version, limit)  # fix first (issue 27)
         limit = max(1, min(int(limit), 50))
         q = clean_query(query)
         ord_ = self.kb.ord_of(version) if version else None
         if not q:
-            return {"query": q, "results": [], "message": "empty question: ask for a symbol "
-                    "name or describe what you want to do", "suggestions": []}
+            return Answer(q, message="empty question: ask for a symbol name or describe what "
+                          "you want to do", suggestions=[])
         hits = self.questions.search(q, limit=limit * 4 if ord_ is not None else limit)
         results, absent = self._results(q, hits, ord_, limit)
-        out = {"query": q, "version": self.kb.versions[ord_] if ord_ is not None else self.kb.newest,
-               "results": results}
+        out = Answer(q, self.kb.versions[ord_] if ord_ is not None else self.kb.newest, results)
         self._legacy(q, results, out)
         if absent is not None:
             where = (f"{absent['name']} is not in {self.kb.versions[ord_]}; "
                      f"it is in {absent['available']}")
-            out["absent"] = {"name": absent["name"], "available": absent["available"]}
+            out.absent = {"name": absent["name"], "available": absent["available"]}
             if results:
                 results[0]["note"] = "; ".join(filter(None, [
                     where + f" (nearest in {self.kb.versions[ord_]} below)",
@@ -122,19 +122,19 @@ class Answers:
         in_words = not is_name(q)
         if in_words and self.questions.semantic is None:
             # Said, not hidden: without the sentence model a question is matched by its words.
-            out["warning"] = (f"question search by meaning is off ({self.questions.semantic_error}"
+            out.warning = (f"question search by meaning is off ({self.questions.semantic_error}"
                               "); these answers match the question's words only")
         if results and results[0]["match"] == "text" and in_words:
-            unsure = self.unsure(results[0]["score"])
-            if unsure:
-                out["unsure"] = unsure
+            out.unsure = self.unsure(results[0]["score"]) or None
         if absent is None and (not results and DOTTED_PATH.fullmatch(q) or results and
                                self._not_held(q, results[0]["name"], results[0]["match"], True)):
             missing = self.unknown(q, results)
-            return {**out, "results": [], **missing.to_dict()}
+            return replace(out, query=missing.name, results=[], match="none",
+                           releases=missing.releases, suggestions=missing.suggestions,
+                           message=str(missing))
         if not results:
-            out["suggestions"] = self.lookup.nearest_names(q)
-            out["message"] = (where if absent is not None else f"no symbol matches {q!r}" + (
+            out.suggestions = self.lookup.nearest_names(q)
+            out.message = (where if absent is not None else f"no symbol matches {q!r}" + (
                 f" in {self.kb.versions[ord_]}" if ord_ is not None else ""))
         return out
 
@@ -171,8 +171,8 @@ class Answers:
                 break
         return results, absent
 
-    def _legacy(self, q: str, results: list[dict], out: dict) -> None:
-        """What the upgrade tables say of a TF1 name asked for (a note, or ``out["legacy"]``)."""
+    def _legacy(self, q: str, results: list[dict], out: Answer) -> None:
+        """What the upgrade tables say of a TF1 name asked for (a note, or ``out.legacy``)."""
         legacy = self.lookup.renames.get(q) or self.lookup.renames.get("tf." + q)
         current = next((r for r in results if r["match"] == "exact" and r["last"] == self.kb.newest
                         and r["name"] in (q, "tf." + q)), None)
@@ -181,12 +181,12 @@ class Answers:
             if legacy[1] and not current.get("note"):
                 current["note"] = f"in TF1 code: {legacy[1]}"
         elif legacy and not any(r.get("match") == "legacy" for r in results):
-            out["legacy"] = {"name": q, "new": legacy[0], "note": legacy[1]}
+            out.legacy = {"name": q, "new": legacy[0], "note": legacy[1]}
         elif not legacy and (pre := self.lookup.renamed_prefix(q)) and (pre[2] or not any(
                 r.get("match") == "legacy" for r in results)):
-            out["legacy"] = {"name": pre[0], "new": pre[1], "note": pre[2]}
+            out.legacy = {"name": pre[0], "new": pre[1], "note": pre[2]}
         elif q.startswith("tf.contrib.") and not legacy:
-            out["legacy"] = {"name": q, "new": None, "note": (
+            out.legacy = {"name": q, "new": None, "note": (
                 "tf.contrib was removed in TF 2.0: its parts moved into TF core (tf.compat.v1 "
                 "for TF1 behaviour), Keras, or separate packages such as TensorFlow Addons "
                 "and tf-slim")}

@@ -8,16 +8,18 @@ error is about, else on the error line.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from knowledge_base.qa import fixes
+from knowledge_base.qa.answer import Answer
 from knowledge_base.qa.pasted import Pasted
 
 if TYPE_CHECKING:
     from knowledge_base.qa.answers import Answers
 
 
-def answer(answers: "Answers", error: Pasted, version: str | None, limit: int) -> dict:
+def answer(answers: "Answers", error: Pasted, version: str | None, limit: int) -> Answer:
     limit = max(1, min(int(limit), 50))
     fx = fixes.fix(answers.kb, error)
     query = fx.asked if fx is not None and fx.asked.startswith("tf.") else error.message
@@ -31,14 +33,13 @@ def answer(answers: "Answers", error: Pasted, version: str | None, limit: int) -
             d.update(score=1.0, match="fix")
             first.append(d)
     seen = {d["name"] for d in first}
-    rest = [d for d in base.get("results", []) if d["name"] not in seen]
-    out = {**base, "query": error.line, "results": (first + rest)[:limit],
-           "error": {"type": error.error_type, "message": error.message, "line": error.line,
-                     "user_code": error.user_code, "calls": error.calls()}}
+    rest = [d for d in base.results if d["name"] not in seen]
+    out = replace(base, query=error.line, results=(first + rest)[:limit],
+                  error={"type": error.error_type, "message": error.message, "line": error.line,
+                         "user_code": error.user_code, "calls": error.calls()})
     if fx is not None:
-        out["fix"] = fx.text
-        out["family"] = fx.family
-    if fx is not None or out["results"]:
-        for key in ("match", "message", "releases"):
-            out.pop(key, None)  # a fix is an answer: "no such symbol" no longer applies
+        out.fix, out.family = fx.text, fx.family
+    if fx is not None or out.results:
+        # A fix is an answer: "no such symbol" no longer applies.
+        out.match = out.message = out.releases = None
     return out
