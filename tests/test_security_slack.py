@@ -384,11 +384,14 @@ def test_models_add_in_place_of_the_jobs_folder_then_delete(world):
         assert not reply.ok and "tfdesk's own folder" in reply.text
     # ...and deleting an in-place model never deletes the member's files: from Slack it points
     # at the file gate's kept copy, which goes with its last entry (catalog/kept.py).
+    kept = world.home / "catalog" / "files"
+    before = set(kept.iterdir()) if kept.is_dir() else set()  # other tests' entries share it
     text, _ = world.ask("UCOMP", "models add mine FUCOMP --in-place --format keras")
     assert "added model mine:1" in text, text
+    assert set(kept.iterdir()) - before  # the kept copy this entry points at...
     text, _ = world.ask("UCOMP", "models delete mine")
     assert "deleted model mine:1" in text and "removed artifacts: catalog/files/" in text, text
-    assert not any((world.home / "catalog" / "files").iterdir())
+    assert set(kept.iterdir()) == before  # ...goes with it, and nothing else does
     assert world.uploads["UCOMP"].is_file()
     assert (world.jobs_dir / job / "script.py").is_file()
 

@@ -104,14 +104,16 @@ class SlackService:
                        actor=self.gate.actor(where.user, where.channel),
                        audit=self.gate.auditor(where.user, where.channel))
 
-    def _run(self, where: Where, argv: list[str] | str) -> tuple[Any, Reply, str | None]:
-        """Parse and run (dispatch authorises). Returns (command or None, reply, refusal
-        reason or None)."""
-        try:
-            command = parse(argv)
-        except (HelpRequested, UsageError):
-            _, reply = run_line(self.context(where), argv)  # the help or usage answer
-            return None, reply, None
+    def _run(self, where: Where, argv: list[str] | str,
+             command=None) -> tuple[Any, Reply, str | None]:
+        """Parse (unless the caller already did) and run (dispatch authorises). Returns
+        (command or None, reply, refusal reason or None)."""
+        if command is None:
+            try:
+                command = parse(argv)
+            except (HelpRequested, UsageError):
+                _, reply = run_line(self.context(where), argv)  # the help or usage answer
+                return None, reply, None
         reply = self._dispatch(where, command)
         return command, reply, reply.text if reply.refused else None
 
@@ -176,7 +178,7 @@ class SlackService:
                 return
             self._answer(where, reply, as_json=command.json, track=True)
             return
-        command, reply, _ = self._run(where, text)
+        command, reply, _ = self._run(where, text, command)  # parsed once, above
         if command is None or not reply.ok:
             # Help, usage errors and refusals are for the asker only.
             self._ephemeral(where, reply, respond, as_json=bool(command and command.json))
