@@ -10,6 +10,7 @@ once, in order, under the write lock, and recorded in ``_sqlite_migrations``.
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import contextmanager
 from itertools import count
 from pathlib import Path
@@ -35,8 +36,25 @@ def connect(path: str | Path, *, shared: bool = False,
                            check_same_thread=not shared)
     conn.row_factory = sqlite3.Row
     for pragma in PRAGMAS + tuple(pragmas):
-        conn.execute(f"PRAGMA {pragma}")
+        _pragma(conn, pragma)
     return conn
+
+
+def _pragma(conn: sqlite3.Connection, pragma: str) -> None:
+    """One pragma, waiting out a busy file. Switching a new file to WAL needs an exclusive
+    lock, and SQLite answers "database is locked" at once (its busy handler is not called)
+    while another process is doing the same switch: wait for it as the busy timeout would."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    delay = 0.002
+    while True:
+        try:
+            conn.execute(f"PRAGMA {pragma}")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 @contextmanager
