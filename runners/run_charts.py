@@ -45,6 +45,11 @@ def overlay_png(series: dict[str, dict[str, list[tuple[int, float]]]], axis: str
         ax.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
+    return figure_png(fig)
+
+
+def figure_png(fig: Figure) -> bytes:
+    """A figure laid out and drawn as PNG bytes: the one way tfdesk's charts are encoded."""
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100)
@@ -83,8 +88,5 @@ def benchmark_png(bench: dict, title: str = "") -> bytes | None:
     ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return buf.getvalue()
+    return figure_png(fig)
 __all__ = ["benchmark_png", "overlay_png", "pick_metrics", "write_png"]

@@ -3,11 +3,12 @@ it waits for), arrows for "waits for", dashed arrows for outputs passed on that 
 colours for a run's step states. Drawn on the server (matplotlib, Agg)."""
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyBboxPatch
+
+from runners.run_charts import figure_png
 
 COLOURS = {"succeeded": "#cdeccd", "reused": "#d8e8f8", "running": "#fff2b3",
            "failed": "#f6c6c6", "pending": "#eeeeee", "not-run": "#f4f4f4", None: "#f7f7f7"}
@@ -64,7 +65,4 @@ def pipeline_png(steps: list[dict[str, Any]], states: dict[str, str] | None = No
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    return buf.getvalue()
+    return figure_png(fig)
