@@ -10,6 +10,7 @@ import libcst as cst
 
 from converters.script import tables as T
 from converters.script.names import canonical, dotted, qualified
+from converters.script.names import ast_dotted as _dotted
 
 STYLES = ("keras_fit", "custom_loop", "tf1_session", "estimator")
 
@@ -92,15 +93,6 @@ class Analysis:
         head = name.split(".")[0]
         return head in T.NON_TF_RECEIVERS or head in self.non_keras_names or \
             (self.aliases.get(head, "").split(".")[0] in T.NON_KERAS_LIBRARIES)
-
-
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 class _Visitor(ast.NodeVisitor):

@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass
 
 from converters.script import tables as T
-from converters.script.names import canonical
+from converters.script.names import ast_dotted as _dotted, canonical
 
 
 @dataclass(frozen=True)
@@ -182,15 +182,6 @@ class _Scopes(ast.NodeVisitor):
                 else:
                     tops.add(top)
         return (min(tops), max(tops)) if tops else (0, 10 ** 9)
-
-
-def _dotted(node) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 class Dataflow:

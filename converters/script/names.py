@@ -1,6 +1,8 @@
 """Small LibCST helpers: dotted names, canonical API names, building and reading calls."""
 from __future__ import annotations
 
+import ast
+
 from functools import lru_cache
 
 import libcst as cst
@@ -18,6 +20,16 @@ def dotted(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute):
         base = dotted(node.value)
         return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def ast_dotted(node: ast.AST) -> str | None:
+    """``dotted`` for the standard ``ast`` tree the analysis passes read."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = ast_dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
     return None
 
 
