@@ -32,8 +32,10 @@ from knowledge_base.signatures import parse_params, signature_change  # noqa: F4
 from knowledge_base.store import FORMAT_VERSION, SCHEMA
 from knowledge_base.words import terms_of
 
-MERGED_FORMAT = 2  # 2: a TF2 class's span carries its public bases (see inheritance)
-READABLE_FORMATS = (1, 2)
+# 2: a TF2 class's span carries its public bases (see inheritance); 3: docstrings per release
+# where they differ from the newest, and classes' __init__ docstrings
+MERGED_FORMAT = 3
+READABLE_FORMATS = (1, 2, 3)
 Progress = Callable[[str, int | None, int | None], None]
 
 
@@ -58,6 +60,16 @@ class Merged:
     docs: dict[str, str] = field(default_factory=dict)      # newest docstring per name
     lines: dict[str, int] = field(default_factory=dict)
     renames: dict[str, Rename] = field(default_factory=dict)
+    # name -> [[first, last, text]]: runs of releases with a non-empty docstring. Read from the
+    # shipped file it holds only the runs whose text differs from ``docs`` (all it keeps).
+    doc_runs: dict[str, list[list]] = field(default_factory=dict)
+    # class name -> [[first, last, text]]: its __init__'s docstring (constructor Args)
+    init_runs: dict[str, list[list]] = field(default_factory=dict)
+
+    def doc_variants(self, name: str) -> list[list]:
+        """The runs of releases whose docstring differs from the newest one, oldest first."""
+        newest = self.docs.get(name)
+        return [r for r in self.doc_runs.get(name, ()) if r[2] != newest]
 
     def add(self, extract: ReleaseExtract) -> None:
         """Add the next (newer) release."""
@@ -80,10 +92,22 @@ class Merged:
                 runs.append(span)
             if s.doc:
                 self.docs[s.name] = s.doc
+                _extend_run(self.doc_runs, s.name, i, s.doc)
+            if s.init_doc:
+                _extend_run(self.init_runs, s.name, i, s.init_doc)
             if s.line:
                 self.lines[s.name] = s.line
         for r in extract.renames:
             self.renames[r.old] = r  # newer tables win
+
+
+def _extend_run(runs: dict[str, list[list]], name: str, i: int, text: str) -> None:
+    """Release ``i`` has ``text``: lengthen the last run when it is the same text just before."""
+    got = runs.setdefault(name, [])
+    if got and got[-1][1] == i - 1 and got[-1][2] == text:
+        got[-1][1] = i
+    else:
+        got.append([i, i, text])
 
 
 class _Interner(dict):
@@ -105,15 +129,25 @@ def write_merged(merged: Merged, path: Path) -> None:
     path = Path(path)
     tmp = path.with_suffix(path.suffix + ".tmp")
     doc_ids: dict[str, int] = {}
+
+    def doc_id(text: str) -> int:
+        # Each text once, just before its first use: an older variant lands next to the
+        # newest text it differs from a little, where xz finds the shared part.
+        if text not in doc_ids:
+            doc_ids[text] = len(doc_ids)
+            f.write(json.dumps({"type": "doc", "id": doc_ids[text], "text": text},
+                               ensure_ascii=False) + "\n")
+        return doc_ids[text]
+
     with lzma.open(tmp, "wt", encoding="utf-8", preset=6) as f:
         f.write(json.dumps({"type": "meta", "format": MERGED_FORMAT,
                             "releases": [asdict(r) for r in merged.releases]}) + "\n")
         for name in sorted(merged.spans):
             doc = merged.docs.get(name)
-            if doc is not None and doc not in doc_ids:
-                doc_ids[doc] = len(doc_ids)
-                f.write(json.dumps({"type": "doc", "id": doc_ids[doc], "text": doc},
-                                   ensure_ascii=False) + "\n")
+            if doc is not None:
+                doc_id(doc)
+            variants = [[a, b, doc_id(t)] for a, b, t in merged.doc_variants(name)]
+            inits = [[a, b, doc_id(t)] for a, b, t in merged.init_runs.get(name, ())]
             rec = {"type": "symbol", "name": name,
                    "spans": [[s.first, s.last, s.kind, s.sig, s.obj, s.dep]
                              + ([list(s.bases)] if s.bases else [])
@@ -122,6 +156,10 @@ def write_merged(merged: Merged, path: Path) -> None:
                 rec["doc"] = doc_ids[doc]
             if name in merged.lines:
                 rec["line"] = merged.lines[name]
+            if variants:
+                rec["docs"] = variants
+            if inits:
+                rec["init"] = inits
             f.write(json.dumps(rec, ensure_ascii=False) + "\n")
         for r in merged.renames.values():
             f.write(json.dumps({"type": "rename", **asdict(r)}) + "\n")
@@ -143,6 +181,10 @@ def read_merged(path: Path) -> Merged:
                         merged.docs[d["name"]] = docs[d["doc"]]
                     if "line" in d:
                         merged.lines[d["name"]] = d["line"]
+                    if "docs" in d:
+                        merged.doc_runs[d["name"]] = [[a, b, docs[i]] for a, b, i in d["docs"]]
+                    if "init" in d:
+                        merged.init_runs[d["name"]] = [[a, b, docs[i]] for a, b, i in d["init"]]
                 elif t == "doc":
                     docs[d["id"]] = d["text"]
                 elif t == "rename":
@@ -254,6 +296,9 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
         insert("events", h.events)
         insert("symbols_fts", fts_rows, ["rowid", "words", "path", "summary", "doc"])
         insert("renames", [(r.old, r.new, r.note) for r in m.renames.values()], replace=True)
+        doc_texts, doc_runs = _doc_rows(m, r.ids)
+        insert("doc_texts", doc_texts)
+        insert("doc_runs", doc_runs)
         insert("releases", [(r.version, i, r.tf_version, r.tf_wheel, r.keras_version,
                              r.keras_source, r.estimator_version, r.python_tag, h.present_in[i])
                             for i, r in enumerate(m.releases)])
@@ -269,6 +314,21 @@ def _write(m: Merged, path: Path, progress: Progress | None, meta: dict[str, str
     db.close()
     return {"releases": len(versions), "symbols": len(r.names), "events": len(h.events),
             "renames": len(m.renames), "bytes": path.stat().st_size, **extra}
+
+
+def _doc_rows(m: Merged, ids: dict[str, int]) -> tuple[list[tuple], list[tuple]]:
+    """doc_texts and doc_runs rows: older docstrings and __init__ docstrings, each text once."""
+    text_ids: dict[str, int] = {}
+    runs: list[tuple] = []
+    for role, by_name in (("doc", {n: m.doc_variants(n) for n in m.doc_runs}),
+                          ("init", m.init_runs)):
+        for name, got in by_name.items():
+            if name not in ids:
+                continue
+            for a, b, text in got:
+                tid = text_ids.setdefault(text, len(text_ids) + 1)
+                runs.append((ids[name], a, b, role, tid))
+    return [(i, t) for t, i in text_ids.items()], runs
 
 
 def _symbol_rows(r: Releases, h: History) -> tuple[list[tuple], list[tuple]]:

@@ -106,7 +106,7 @@ def expand(merged: "Merged") -> "Merged":
                 for leaf, (span, source) in inherited_at(index, name, s.bases, i).items():
                     added.setdefault(f"{name}.{leaf}", []).append((i, span, source))
     spans = dict(merged.spans)
-    docs, lines = dict(merged.docs), dict(merged.lines)
+    docs, lines, doc_runs = dict(merged.docs), dict(merged.lines), dict(merged.doc_runs)
     for name, entries in added.items():
         runs = [dataclasses.replace(s) for s in spans.get(name, [])]
         for i, span, _ in sorted(entries, key=lambda e: e[0]):
@@ -124,4 +124,23 @@ def expand(merged: "Merged") -> "Merged":
             docs[name] = merged.docs[newest_source]
         if name not in lines and newest_source in merged.lines:
             lines[name] = merged.lines[newest_source]
-    return dataclasses.replace(merged, spans=spans, docs=docs, lines=lines)
+        doc_runs[name] = _inherited_docs(merged, name, entries)
+    return dataclasses.replace(merged, spans=spans, docs=docs, lines=lines, doc_runs=doc_runs)
+
+
+def _inherited_docs(merged: "Merged", name: str, entries) -> list[list]:
+    """``name``'s docstring runs: its own, and in each release it inherits the member, the
+    docstring the base's member had in that release."""
+    at = {i: t for a, b, t in merged.doc_runs.get(name, ()) for i in range(a, b + 1)}
+    for i, _, source in entries:
+        text = next((t for a, b, t in merged.doc_runs.get(source, ()) if a <= i <= b),
+                    merged.docs.get(source))
+        if text:
+            at.setdefault(i, text)
+    runs: list[list] = []
+    for i in sorted(at):
+        if runs and runs[-1][1] == i - 1 and runs[-1][2] == at[i]:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i, at[i]])
+    return runs

@@ -81,6 +81,9 @@ class SymbolRecord:
     # resolution order. Their members are listed under their own names, not again under this
     # class; the builder adds them back as inherited members (knowledge_base.inheritance).
     bases: list[str] | None = None
+    # A class: the docstring of the ``__init__`` its signature comes from (own or inherited),
+    # where many classes document their constructor's Args (tf.GradientTape).
+    init_doc: str = ""
 
     @property
     def signature(self) -> str | None:
@@ -93,7 +96,7 @@ class SymbolRecord:
         return cls(name=d["name"], kind=d["kind"], object=d.get("object", ""),
                    params=[Param(**p) for p in params] if params is not None else None,
                    doc=d.get("doc", ""), deprecation=Deprecation(**dep) if dep else None,
-                   line=d.get("line"), bases=d.get("bases"))
+                   line=d.get("line"), bases=d.get("bases"), init_doc=d.get("init_doc", ""))
 
 
 @dataclass

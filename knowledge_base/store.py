@@ -26,6 +26,10 @@ deprecation, replacement, depth)``
     (``data.to``/``data.from``), in release order.
 ``renames(old PRIMARY KEY, new, note)``
     TF1 -> TF2 upgrade tables from the wheels.
+``doc_runs(symbol_id, first_ord, last_ord, role, doc_id)``, ``doc_texts(id, text)``
+    role ``doc``: runs of releases whose docstring differs from ``symbols.doc`` (the newest);
+    role ``init``: a class's ``__init__`` docstring per run (its constructor's Args). Each
+    text is stored once. The docs site reads them; questions use ``symbols.doc`` only.
 ``symbols_fts`` (FTS5: words, path, summary, doc; rowid = symbols.id)
     ``words`` are the last part of the name split into words (``EarlyStopping`` -> ``early
     stopping earlystopping``), ``path`` the words of the parts before it, ``doc`` the head of
@@ -72,6 +76,11 @@ CREATE TABLE events (
 CREATE INDEX events_symbol ON events(symbol_id);
 CREATE INDEX events_ord ON events(ord);
 CREATE TABLE renames (old TEXT PRIMARY KEY, new TEXT, note TEXT);
+CREATE TABLE doc_texts (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE doc_runs (
+    symbol_id INTEGER NOT NULL REFERENCES symbols(id), first_ord INTEGER NOT NULL,
+    last_ord INTEGER NOT NULL, role TEXT NOT NULL, doc_id INTEGER NOT NULL);
+CREATE INDEX doc_runs_symbol ON doc_runs(symbol_id);
 CREATE VIRTUAL TABLE symbols_fts USING fts5(words, path, summary, doc, tokenize='porter unicode61');
 CREATE VIRTUAL TABLE symbols_fts_vocab USING fts5vocab(symbols_fts, row);
 """

@@ -150,6 +150,7 @@ class _Walker:
         elif r.kind == CLASS:
             init = self.resolver.init_of(r)
             rec.params = params_of(init, drop_first=True) if init is not None else None
+            rec.init_doc = (ast.get_docstring(init) or "") if init is not None else ""
             rec.doc = next((ast.get_docstring(c.node) for c in self.resolver.mro(r)
                             if ast.get_docstring(c.node)), "")  # V2 subclasses often have none
             rec.line = node.lineno

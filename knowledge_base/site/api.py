@@ -55,13 +55,13 @@ def api_pages(data: SiteData, docs_dir: Path, renderer: Renderer | None = None) 
 
 def release_select(data: SiteData) -> str:
     """The release selector: tfdesk.js dims every row and entry the chosen release lacks and
-    shows each signature and its parameters as that release had them."""
+    shows each signature, its parameters and its description as that release had them."""
     opts = "".join(f'<option value="{i}">TensorFlow {esc(v)}</option>'
                    for i, v in reversed(list(enumerate(data.versions))))
     return (f'<p class="tfd-release"><label>Show as in <select class="tfd-release-select">'
             f'<option value="">every release</option>{opts}</select></label>'
-            f'<span class="tfd-release-note" hidden> Signatures and parameters as in that '
-            f'release; descriptions are TensorFlow {esc(data.newest)}\'s.</span></p>')
+            f'<span class="tfd-release-note" hidden> Signatures, parameters and descriptions as '
+            f'in that release.</span></p>')
 
 
 def _crumbs(data: SiteData, s: dict, page: str) -> str:

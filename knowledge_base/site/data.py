@@ -43,6 +43,10 @@ class SiteData:
     # (doc, summary, signature) -> symbols still to render it; renderings kept meanwhile
     doc_uses: dict[tuple, int] = field(default_factory=dict)
     rendered: dict[tuple, str] = field(default_factory=dict)
+    # symbol id -> [[first ord, last ord, text]]: docstrings that differ from the newest
+    doc_runs: dict[int, list[list]] = field(default_factory=dict)
+    # class id -> [[first ord, last ord, text]]: its __init__'s docstring per run
+    init_runs: dict[int, list[list]] = field(default_factory=dict)
 
     @property
     def signatures(self) -> dict[int, list[str]]:
@@ -127,6 +131,7 @@ def load(kb: KB) -> SiteData:
         data.popularity = {i: (r or 0, f or 0) for i, r, f in
                            db.execute("SELECT id, refs, files FROM popularity")}
     data.usage = read_usage()
+    data.doc_runs, data.init_runs = _doc_runs(db)
     for sid, r in runs.items():
         data.availability[sid] = ", ".join(
             versions[a] if a == b else f"{versions[a]}–{versions[b]}" for a, b in r)
@@ -138,6 +143,20 @@ def load(kb: KB) -> SiteData:
                                 "detail": row[4], "data": _json(row[5]) or {}})
     data.history = dict(history)
     return data
+
+
+def _doc_runs(db) -> tuple[dict[int, list[list]], dict[int, list[list]]]:
+    """(older docstrings, __init__ docstrings) per symbol id; none from a KB built before
+    the KB kept them."""
+    out: dict[str, dict[int, list[list]]] = {"doc": defaultdict(list), "init": defaultdict(list)}
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'doc_runs'").fetchone():
+        return {}, {}
+    for sid, a, b, role, text in db.execute(
+            "SELECT r.symbol_id, r.first_ord, r.last_ord, r.role, t.text FROM doc_runs r "
+            "JOIN doc_texts t ON t.id = r.doc_id ORDER BY r.symbol_id, r.first_ord"):
+        if role in out:
+            out[role][sid].append([a, b, text])
+    return dict(out["doc"]), dict(out["init"])
 
 
 def _deprecation(text):

@@ -126,21 +126,16 @@ class Renderer:
             self._linker = None
 
     def docstring(self, text: str, linker: Linker | None = None,
-                  params: list[Param] | None = None) -> str:
+                  params: list[Param] | None = None, init_doc: str | None = None) -> str:
         """The whole docstring body as HTML sections (empty string for nothing to show).
 
         With ``params`` (the signature's), the Args table has a row for every parameter, in
         signature order with its default, described where the docstring describes it: a class
-        whose constructor arguments are undocumented (tf.GradientTape) still lists them.
+        whose constructor arguments are undocumented still lists them. ``init_doc``: a
+        class's ``__init__`` docstring, whose Args describe the parameters when the class
+        docstring has none (tf.GradientTape documents them there).
         """
-        text = (text or "").strip("\n")
-        sections = []
-        if text.strip():
-            try:
-                sections = Docstring(_dedent(text), lineno=1).parse(Parser.google,
-                                                                    warnings=False)
-            except Exception:  # noqa: BLE001 - a docstring griffe cannot read is prose
-                sections = None
+        sections = _sections(text)
         if sections is None:
             parts = [self.markdown(text, linker)]
         else:
@@ -153,7 +148,7 @@ class Renderer:
                     parts.append(self._section(s, linker))
             if params and not merged:
                 at = 1 if sections and _kind(sections[0]) == "text" else 0
-                parts.insert(at, self.params_table([], params, linker))
+                parts.insert(at, self.params_table(_init_args(init_doc), params, linker))
         body = "".join(p for p in parts if p)
         return f'<div class="tfd-doc">{body}</div>' if body else ""
 
@@ -229,6 +224,22 @@ class Renderer:
 
 
 _UNDESCRIBED = '<span class="tfd-undoc">not described in the docstring</span>'
+
+
+def _sections(text: str | None) -> list | None:
+    """griffe's sections of a Google-style docstring; None for one it cannot read (prose)."""
+    text = (text or "").strip("\n")
+    if not text.strip():
+        return []
+    try:
+        return Docstring(_dedent(text), lineno=1).parse(Parser.google, warnings=False)
+    except Exception:  # noqa: BLE001 - a docstring griffe cannot read is prose
+        return None
+
+
+def _init_args(init_doc: str | None) -> list:
+    """The Args an ``__init__`` docstring describes (none when it cannot be read)."""
+    return next((s.value for s in _sections(init_doc) or () if _kind(s) == "parameters"), [])
 
 
 def _kind(section) -> str:

@@ -8,7 +8,9 @@ import json
 import re
 
 from knowledge_base import links
+from knowledge_base.builder import summary_of
 from knowledge_base.site.data import SiteData
+from knowledge_base.site.doc_versions import newest_init, variants
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.markup import badge, esc, esc_code, link, rel
 from knowledge_base.site.params import param_names, split_params
@@ -191,11 +193,12 @@ def _docstring(data: SiteData, r: Renderer, s: dict, page: str) -> str:
     members: most of the KB) render it once. Links in it are relative, the same from every
     page at one depth; a rendering is dropped when its last symbol has it."""
     base = (s["doc"], s["summary"], s["signature"])
-    key = base + (page.count("/"),)
+    init_doc = newest_init(data, s) if s["kind"] == "class" else None
+    key = base + (page.count("/"), init_doc)
     html = data.rendered.get(key)
     if html is None:
         params = split_params(s["signature"]) if s["signature"] is not None else None
-        html = r.docstring(doc_body(s), linker(data, page), params)
+        html = r.docstring(doc_body(s), linker(data, page), params, init_doc)
     left = data.doc_uses.get(base, 1) - 1
     data.doc_uses[base] = left
     if left > 0:
@@ -205,14 +208,53 @@ def _docstring(data: SiteData, r: Renderer, s: dict, page: str) -> str:
     return html
 
 
+def _summary(r: Renderer, summary: str | None, href) -> str:
+    return f'<p class="tfd-summary">{r.inline(summary, href)}</p>' if summary else ""
+
+
+def _by_release(newest: str, older: list[tuple[str, str, str]]) -> str:
+    """``newest`` with the release variants ``older`` ([(runs, note, html)]) beside it,
+    hidden: tfdesk.js shows the one of the chosen release (see doc_versions)."""
+    if not older:
+        return newest
+    out = [f'<div class="tfd-docs"><div class="tfd-docv" data-tfd-doc-newest>{newest}</div>']
+    for runs, note, html in older:
+        out.append(f'<div class="tfd-docv" data-tfd-doc-r="{runs}" hidden>{note}{html}</div>')
+    return "".join(out) + "</div>"
+
+
+def _described(data: SiteData, r: Renderer, s: dict, page: str) -> tuple[str, str]:
+    """(summary, docstring) HTML: the newest release's, with older releases' where they
+    differ (docstring or __init__ Args)."""
+    href = linker(data, page)
+    summary, doc = _summary(r, s["summary"], href), _docstring(data, r, s, page)
+    summaries, docs = [], []
+    for v in variants(data, s):
+        vsum = summary_of(v.doc)
+        vs = {**s, "doc": v.doc, "summary": vsum}
+        params = split_params(v.signature) if v.signature is not None else None
+        vdoc = r.docstring(doc_body(vs), href, params, v.init_doc)
+        vsum_html = _summary(r, vsum, href)
+        if vsum_html != summary:
+            summaries.append((v.releases, "", vsum_html))
+        if vdoc != doc:
+            shown = ", ".join(data.versions[a] if a == b else
+                              f"{data.versions[a]}–{data.versions[b]}" for a, b in v.runs)
+            note = (f'<p class="tfd-doc-note">Description as in TensorFlow {esc(shown)} '
+                    f'(TensorFlow {esc(data.versions[s["last_ord"]])} says otherwise).</p>')
+            docs.append((v.releases, note, vdoc))
+    return _by_release(summary, summaries), _by_release(doc, docs)
+
+
 def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
     """Everything about ``s`` but its heading: badges, signature, summary, docs, history."""
     parts = [f'<p class="tfd-badges">{badges(data, s)}</p>']
     if s["signature"] is not None:
         parts.append(f'<pre class="tfd-sig"{sigs_attr(data, s)}><code>'
                      f'{esc(s["short"] + s["signature"])}</code></pre>')
-    if s["summary"]:
-        parts.append(f'<p class="tfd-summary">{r.inline(s["summary"], linker(data, page))}</p>')
+    summary, doc = _described(data, r, s, page)
+    if summary:
+        parts.append(summary)
     parts += deprecation(data, r, s, page)
     aliases = data.aliases.get(s["id"])
     if aliases:
@@ -220,7 +262,6 @@ def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
         names = ", ".join(symbol_link(data, n, page) for n in shown)
         more = f" and {len(aliases) - len(shown)} more" if len(aliases) > len(shown) else ""
         parts.append(f'<p class="tfd-aliases">Also: {names}{more}</p>')
-    doc = _docstring(data, r, s, page)
     if doc:
         parts.append(doc)
     sigs = signature_by_release(data, s)

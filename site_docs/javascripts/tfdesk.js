@@ -8,7 +8,9 @@
 //    signature that changed over the releases (data-tfd-sigs: [[first, last, signature,
 //    [parameter names]]]) shows the chosen release's, and its entry's Args rows
 //    (data-tfd-param) that release lacks are marked; parameters only that release had are
-//    named under the table. The description stays the newest release's (the KB keeps one).
+//    named under the table. A description that release had differently (a docstring, a
+//    class's __init__ Args) is in a hidden sibling (.tfd-docs > .tfd-docv[data-tfd-doc-r])
+//    and shown instead of the newest one (data-tfd-doc-newest).
 (function () {
   function follow() {
     var id = decodeURIComponent(window.location.hash.slice(1));
@@ -48,7 +50,7 @@
     var listed = {};
     entry.querySelectorAll("tr[data-tfd-param]").forEach(function (tr) {
       var name = tr.getAttribute("data-tfd-param");
-      listed[name] = true;
+      if (!tr.closest("[hidden]")) listed[name] = true;
       var gone = !!params && params.indexOf(name) < 0;
       tr.classList.toggle("tfd-absent", gone);
       tr.title = gone ? "not a parameter in TensorFlow " + label : "";
@@ -56,13 +58,24 @@
     var note = entry.querySelector(".tfd-params-only");
     if (note) note.remove();
     var only = (params || []).filter(function (p) { return !listed[p]; });
-    var table = entry.querySelector("div.tfd-args");
+    var table = Array.prototype.find.call(entry.querySelectorAll("div.tfd-args"),
+      function (t) { return !t.closest("[hidden]"); });
     if (only.length && table) {
       note = document.createElement("p");
       note.className = "tfd-params-only";
       note.textContent = "Also a parameter in TensorFlow " + label + ": " + only.join(", ");
       table.after(note);
     }
+  }
+
+  function showDescription(group, ord) {
+    var chosen = null;
+    group.querySelectorAll(":scope > .tfd-docv[data-tfd-doc-r]").forEach(function (v) {
+      if (!chosen && ord !== null && has(v.getAttribute("data-tfd-doc-r"), ord)) chosen = v;
+    });
+    group.querySelectorAll(":scope > .tfd-docv").forEach(function (v) {
+      v.hidden = chosen ? v !== chosen : !v.hasAttribute("data-tfd-doc-newest");
+    });
   }
 
   function showRelease(value) {
@@ -76,6 +89,7 @@
       var opt = s.options[s.selectedIndex];
       label = opt ? opt.textContent.replace(/^TensorFlow /, "") : "";
     });
+    document.querySelectorAll(".tfd-docs").forEach(function (g) { showDescription(g, ord); });
     document.querySelectorAll("pre.tfd-sig[data-tfd-sigs]").forEach(function (pre) {
       showSignature(pre, ord, label);
     });
