@@ -21,6 +21,9 @@ _SYMBOL_COLUMNS = ("id, name, module, parent, short, kind, object, canonical, si
 
 
 
+VARIANT_CACHE = 5000
+
+
 @dataclass
 class SiteData:
     versions: list[str]
@@ -43,6 +46,9 @@ class SiteData:
     # (doc, summary, signature) -> symbols still to render it; renderings kept meanwhile
     doc_uses: dict[tuple, int] = field(default_factory=dict)
     rendered: dict[tuple, str] = field(default_factory=dict)
+    # (text, signature, __init__ text, page depth) -> an older release's rendered docstring:
+    # aliases share them (emptied when it grows past VARIANT_CACHE)
+    variant_rendered: dict[tuple, str] = field(default_factory=dict)
     # symbol id -> [[first ord, last ord, text]]: docstrings that differ from the newest
     doc_runs: dict[int, list[list]] = field(default_factory=dict)
     # class id -> [[first ord, last ord, text]]: its __init__'s docstring per run

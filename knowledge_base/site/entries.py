@@ -9,7 +9,7 @@ import re
 
 from knowledge_base import links
 from knowledge_base.builder import summary_of
-from knowledge_base.site.data import SiteData
+from knowledge_base.site.data import VARIANT_CACHE, SiteData
 from knowledge_base.site.doc_versions import newest_init, variants
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.markup import badge, esc, esc_code, link, rel
@@ -232,16 +232,23 @@ def _described(data: SiteData, r: Renderer, s: dict, page: str) -> tuple[str, st
     for v in variants(data, s):
         vsum = summary_of(v.doc)
         vs = {**s, "doc": v.doc, "summary": vsum}
-        params = split_params(v.signature) if v.signature is not None else None
-        vdoc = r.docstring(doc_body(vs), href, params, v.init_doc)
+        key = (v.doc, v.signature, v.init_doc, page.count("/"))
+        vdoc = data.variant_rendered.get(key)
+        if vdoc is None:
+            if len(data.variant_rendered) >= VARIANT_CACHE:
+                data.variant_rendered.clear()
+            params = split_params(v.signature) if v.signature is not None else None
+            vdoc = data.variant_rendered[key] = r.docstring(doc_body(vs), href, params,
+                                                            v.init_doc)
         vsum_html = _summary(r, vsum, href)
-        if vsum_html != summary:
-            summaries.append((v.releases, "", vsum_html))
+        shown = ", ".join(data.versions[a] if a == b else
+                          f"{data.versions[a]}–{data.versions[b]}" for a, b in v.runs)
+        note = (f'<p class="tfd-doc-note">Description as in TensorFlow {esc(shown)} '
+                f'(TensorFlow {esc(data.versions[s["last_ord"]])} says otherwise).</p>')
+        if vsum_html != summary:  # the note goes with the first part that differs
+            summaries.append((v.releases, note, vsum_html))
+            note = ""
         if vdoc != doc:
-            shown = ", ".join(data.versions[a] if a == b else
-                              f"{data.versions[a]}–{data.versions[b]}" for a, b in v.runs)
-            note = (f'<p class="tfd-doc-note">Description as in TensorFlow {esc(shown)} '
-                    f'(TensorFlow {esc(data.versions[s["last_ord"]])} says otherwise).</p>')
             docs.append((v.releases, note, vdoc))
     return _by_release(summary, summaries), _by_release(doc, docs)
 
