@@ -103,7 +103,8 @@ def site_build(ctx, out=None, no_examples=False):
         ctx.report("site: writing the command reference")
         reference = commands_reference(ctx, run_examples=not no_examples)
         docs, cfg = stage(_project_dir(ctx), Path(tmp), ctx.config.site_url, site_dir,
-                          inserts={"commands.md": reference})
+                          inserts={"commands.md": reference},
+                          web_url=str(ctx.config.section("web").get("url") or ""))
         gen = generate(kb, docs, progress=lambda m: ctx.report(f"site: {m}"))
         ctx.report("site: mkdocs build --strict")
         built = run_mkdocs(cfg, site_dir)

@@ -5,6 +5,7 @@ there, so a build never writes into the source tree and two builds never meet.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,11 @@ from knowledge_base.site import mkdocs_hooks
 
 # Where the hand-written command reference takes the generated one.
 COMMANDS_MARKER = "<!-- tfdesk:commands -->"
+# Links to tfdesk's web view in the docs' Markdown: [Runs](web:/runs). Built with [web] url they
+# point there (and every page gets a header link, overrides/main.html); without one the words
+# stay and the link goes, so nothing is broken under --strict.
+WEB_LINK = re.compile(r"\[([^\]\n]+)\]\(web:(/[^)\s]*)\)")
+OVERRIDES = Path(__file__).with_name("overrides")
 # Files a MkDocs build leaves at the top of its site_dir; one of them marks a folder as a
 # previous build that may be replaced.
 _SITE_MARKS = ("sitemap.xml", "search", "404.html")
@@ -35,11 +41,20 @@ class BuildResult:
     log: str
 
 
+def web_links(text: str, web_url: str) -> str:
+    """``[words](web:/path)`` as a link into the web view at ``web_url``, or as the words."""
+    if not web_url:
+        return WEB_LINK.sub(r"\1", text)
+    base = web_url.rstrip("/")
+    return WEB_LINK.sub(lambda m: f"[{m.group(1)}]({base}{m.group(2)})", text)
+
+
 def stage(project_dir: Path, staging: Path, site_url: str, site_dir: Path,
-          inserts: dict[str, str] | None = None) -> tuple[Path, Path]:
+          inserts: dict[str, str] | None = None, web_url: str = "") -> tuple[Path, Path]:
     """Copy ``mkdocs.yml`` and its docs into ``staging``; returns (docs_dir, config file).
 
-    ``inserts`` maps a page (``commands.md``) to text that replaces its COMMANDS_MARKER.
+    ``inserts`` maps a page (``commands.md``) to text that replaces its COMMANDS_MARKER;
+    ``web_url`` is tfdesk's web view (``[web] url``), linked from the pages when given.
     """
     project_dir = Path(project_dir)
     src_cfg = project_dir / "mkdocs.yml"
@@ -59,6 +74,13 @@ def stage(project_dir: Path, staging: Path, site_url: str, site_dir: Path,
         if COMMANDS_MARKER not in src:
             src += "\n\n" + COMMANDS_MARKER
         path.write_text(src.replace(COMMANDS_MARKER, text), encoding="utf-8")
+    for page in docs.rglob("*.md"):
+        src = page.read_text(encoding="utf-8")
+        if "](web:" in src:
+            page.write_text(web_links(src, web_url), encoding="utf-8")
+    if web_url:
+        cfg.setdefault("extra", {})["web_url"] = web_url
+        cfg["theme"] = {**cfg.get("theme", {}), "custom_dir": str(OVERRIDES)}
     # Paths in the config are relative to mkdocs.yml, which now lives in the staging folder.
     # Our own hooks come from this installed package, so a copied project finds them too.
     ours = Path(mkdocs_hooks.__file__).resolve()
