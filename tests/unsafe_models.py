@@ -1,4 +1,4 @@
-"""Builds models that hold code or reach outside themselves, for tests/test_model_safety.py.
+"""Builds models that hold code or reach outside themselves, for tests/converters/test_model_safety.py.
 Runs in the runner env (TensorFlow):
 
     .venv-runner/bin/python tests/unsafe_models.py OUT_DIR

@@ -1,0 +1,125 @@
+"""Pasted errors as questions (issue 27): the error line is found and kept whatever the paste
+looks like, the user's code lines are read, free text reaches ask verbatim, and generated
+errors (benchmarks/error_cases.py: Python's and Keras' templates x the KB's history) are
+answered with the fix in the top 3."""
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from benchmarks.error_cases import Case, generate, hit, names_replacement, python_templates
+from bot.parser import split
+from knowledge_base.qa import pasted
+
+IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
+MODULE = st.lists(IDENT, min_size=1, max_size=4).map(".".join)
+TEMPLATES = python_templates()
+
+
+@st.composite
+def error_lines(draw):
+    kind = draw(st.sampled_from(sorted(TEMPLATES)))
+    filled = TEMPLATES[kind].format(module=draw(MODULE), name=draw(IDENT), type=draw(IDENT),
+                                    path="/x/y.py", callable=draw(IDENT), kw=draw(IDENT))
+    # A long message must survive whole: Keras prints dicts of every argument passed.
+    tail = draw(st.text(alphabet="abc xyz{}:'0123456789,", max_size=3000))
+    return filled + (f" {tail.strip()}" if tail.strip() and kind != "keyword" else "")
+
+
+def traceback_of(line: str, code: str) -> str:
+    return ("Traceback (most recent call last):\n"
+            '  File "/home/u/train.py", line 7, in <module>\n'
+            f"    {code}\n"
+            '  File "/usr/lib/python3.11/site-packages/keras/src/x.py", line 90, in f\n'
+            "    raise ValueError(msg)\n"
+            f"{line}\n")
+
+
+@settings(max_examples=150, deadline=None)
+@given(error_lines(), st.sampled_from(["", "my model fails:\n", "```\n", "&gt; "]))
+def test_the_error_line_is_kept_whole(line, prefix):
+    for text in (line, prefix + line, traceback_of(line, "m = f(lr=0.1)"),
+                 html.escape(traceback_of(line, "m = f(lr=0.1)")), f"```{line}```"):
+        got = pasted.read(text)
+        assert got is not None and got.line == line.replace("```", "").strip(), text[:200]
+
+
+def test_the_users_code_lines_name_the_failing_call():
+    got = pasted.read(traceback_of("ValueError: Argument(s) not recognized: {'lr': 0.001}",
+                                   "opt = tf.keras.optimizers.Adam(lr=0.001, beta_1=0.9)"))
+    assert got.user_code == ["opt = tf.keras.optimizers.Adam(lr=0.001, beta_1=0.9)"]
+    assert got.calls() == ["tf.keras.optimizers.Adam"] and got.keywords() == ["lr", "beta_1"]
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters=":"), max_size=300))
+def test_text_without_an_error_line_is_a_plain_question(text):
+    assert pasted.read(text) is None or pasted.read(text).message == ""
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab '\"\n#`\\", min_size=1, max_size=80).filter(str.strip),
+       st.sampled_from(["", " --json", " --version 2.15", " -k 3 --json"]))
+def test_ask_takes_its_words_verbatim(text, options):
+    argv = split("ask x" + text + options)
+    words = ("x" + text).strip()
+    if any(c in words for c in "'\"\n\\#`"):
+        assert argv[argv.index("--") + 1] == words
+        assert argv[1:argv.index("--")] == options.split()
+
+
+@pytest.mark.slow
+def test_generated_errors_get_the_fix_first(shipped_kb):
+    root = Path(__file__).resolve().parents[2]
+    keras = [root / ".venv-runner/lib/python3.11/site-packages/keras",
+             root / ".venv-runner-tf221/lib/python3.11/site-packages/keras"]
+    cases = generate(shipped_kb.kb, keras, per_family=6, seed=5).cases
+    assert {c.family for c in cases} >= {"no_attribute", "cannot_import", "tf1_name",
+                                         "removed_method", "keyword"}
+    line_hits = tb_hits = 0
+    worse: list[Case] = []
+    for c in cases:
+        a, b = shipped_kb.ask(c.line), shipped_kb.ask(c.traceback())
+        line_hits += hit(a, c)
+        tb_hits += hit(b, c)
+        if hit(a, c) and not hit(b, c):
+            worse.append(c)
+        assert a.get("fix"), c.line
+        assert names_replacement(a, c) in (None, True), (c.line, a["fix"])
+    assert not worse, [c.id for c in worse]
+    assert line_hits >= 0.9 * len(cases) and tb_hits >= line_hits
+
+
+def test_a_long_traceback_keeps_its_last_line(shipped_kb):
+    frames = "".join(f'  File "/usr/lib/python3.11/site-packages/tensorflow/f{i}.py", line {i}, '
+                     f"in g{i}\n    g{i + 1}()\n" for i in range(40))
+    text = ("Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n"
+            "    sess = tf.Session()\n" + frames
+            + "AttributeError: module 'tensorflow' has no attribute 'Session'")
+    assert len(text) > 3000
+    a = shipped_kb.ask(text)
+    assert a["error"]["line"] == "AttributeError: module 'tensorflow' has no attribute 'Session'"
+    assert a["results"][0]["name"] == "tf.compat.v1.Session"
+    assert a["fix"].startswith("Use `tf.compat.v1.Session`")
+
+
+def test_a_pasted_traceback_through_the_command_line_face(shipped_kb):
+    """What Slack and the console hand to dispatch: 'ask' and the paste, quotes and newlines
+    in it, HTML-escaped as Slack sends it. The reply's first line is the fix."""
+    from bot.config import load_config
+    from bot.context import Context
+    from bot.dispatch import run_line
+    ctx = Context(load_config({"TFDESK_HOME": str(shipped_kb.kb.path.parent)}))
+    paste = html.escape(traceback_of(
+        "ValueError: Unrecognized keyword arguments passed to Embedding: {'input_length': 10}",
+        "x = tf.keras.layers.Embedding(1000, 64, input_length=10)"))
+    _, reply = run_line(ctx, "ask " + paste)
+    assert reply.ok, reply.text
+    first = reply.text.splitlines()[0]
+    assert first.startswith("Fix: Remove `input_length=`: `tf.keras.layers.Embedding` takes no "
+                            "`input_length` since TensorFlow 2.16 (Keras 3)"), first
+    assert reply.data["error"]["user_code"] == [
+        "x = tf.keras.layers.Embedding(1000, 64, input_length=10)"]

@@ -1,0 +1,240 @@
+"""The site generator, without MkDocs: pages at the addresses links.py hands out, old addresses,
+rendered docstrings, escaping, search entries, change pages."""
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from knowledge_base import links
+from knowledge_base.site import generate
+from knowledge_base.site.markup import page_file
+from knowledge_base.store import KB
+from tests.site_kb import ODD_NAME, make_kb
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory) -> KB:
+    return KB(make_kb(tmp_path_factory.mktemp("kb") / "kb.sqlite"))
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids: dict[str, dict] = {}
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if "id" in a:
+            self.ids[a["id"]] = {"tag": tag, **a}
+
+
+def ids_in(path: Path) -> dict[str, dict]:
+    p = _Ids()
+    p.feed(path.read_text(encoding="utf-8").split("---\n", 2)[-1])
+    return p.ids
+
+
+def page_of(tmp_path: Path, name: str, kb: KB) -> str:
+    return page_file(tmp_path, links.sym_path(kb.symbol(name))).read_text()
+
+
+def test_every_symbol_has_its_page_and_anchor(kb, tmp_path):
+    generate(kb, tmp_path)
+    names = [r[0] for r in kb.db.execute("SELECT name FROM symbols")]
+    assert ODD_NAME in names
+    for name in names:
+        path, _, frag = links.sym_path(kb.symbol(name)).partition("#")
+        f = page_file(tmp_path, path)
+        assert f.is_file(), f"{name}: no page {path}"
+        if frag:
+            assert frag in ids_in(f), f"{name}: no #{frag} on {path}"
+    for v in kb.versions:
+        assert page_file(tmp_path, links.release_page(v)).is_file()
+    assert page_file(tmp_path, links.MIGRATION_PAGE).is_file()
+    assert page_file(tmp_path, links.RELEASES_PAGE).is_file()
+    # Classes and module-level functions have pages of their own; members live on their class.
+    assert links.sym_path(kb.symbol("tf.keras.Model")) == "api/tf.keras.Model/"
+    assert links.sym_path(kb.symbol("tf.nn.softmax")) == "api/tf.nn.softmax/"
+    assert links.sym_path(kb.symbol("tf.keras.Model.fit")) == "api/tf.keras.Model/#tf.keras.Model.fit"
+    assert not list(tmp_path.glob("api/**/part-*")), "no size-based parts any more"
+
+
+def test_old_addresses_still_arrive(kb, tmp_path):
+    """The older layout put every symbol on its module page (api/tf.keras/#tf.keras.Model.fit).
+    The module page still has each class's and function's anchor, naming its page; for a class
+    member the longest dotted prefix with such a row names the page (what tfdesk.js follows)."""
+    generate(kb, tmp_path)
+    for (name,) in kb.db.execute("SELECT name FROM symbols WHERE kind != 'module'"):
+        sym = kb.symbol(name)
+        module_ids = ids_in(page_file(tmp_path, links.module_page(sym["module"])))
+        a = links.anchor(name)
+        parts = a.split(".")
+        owners = [".".join(parts[:n]) for n in range(len(parts), 1, -1)]
+        owner = next((o for o in owners if o in module_ids), None)
+        assert owner, f"{name}: the old address api/{sym['module']}/#{a} leads nowhere"
+        moved = module_ids[owner].get("data-tfd-moved")
+        if owner == a and not moved:
+            continue  # documented on the module page itself (a constant)
+        target = (page_file(tmp_path, links.module_page(sym["module"])).parent / moved).resolve()
+        assert (target / "index.md").is_file(), f"{name}: forwarded to a missing page"
+        if owner != a:
+            assert a in ids_in(target / "index.md"), f"{name}: not on {target}"
+
+
+def test_module_page_lists_classes_and_functions_with_summaries(kb, tmp_path):
+    generate(kb, tmp_path)
+    keras = page_file(tmp_path, links.module_page("tf.keras")).read_text()
+    assert 'href="../tf.keras.Model/"' in keras
+    assert "A model grouping layers into an object with training features." in keras
+    assert "tf.keras.Model.fit" not in keras  # members are on the class page
+    model = page_of(tmp_path, "tf.keras.Model", kb)
+    for member in ("tf.keras.Model.fit", "tf.keras.Model.old_method"):
+        assert f'id="{member}"' in model
+    assert "Trains the model for a fixed number of epochs." in model
+    # The removed member is marked and carries the releases that had it (the selector's data).
+    old = model[model.index('id="tfd--methods"'):]
+    row = re.search(r'<tr[^>]*data-tfd-r="([^"]+)"[^>]*><td><a[^>]*>tf\.keras\.Model\.old_method',
+                    old)
+    assert row and row.group(1) == "0-1"
+    assert "removed in 2.6" in old
+    assert 'class="tfd-release-select"' in model
+    layers = page_file(tmp_path, links.module_page("tf.keras.layers")).read_text()
+    assert "DO NOT EDIT" not in layers and "autogenerated" not in layers
+
+
+def test_docstrings_are_rendered_not_dumped(kb, tmp_path):
+    generate(kb, tmp_path)
+    model = page_of(tmp_path, "tf.keras.Model", kb)
+    fit = model[model.index('id="tf.keras.Model.fit"'):model.index('id="tf.keras.Model.old_method"')]
+    args = re.search(r'<p class="tfd-section">Args</p><div class="tfd-args"><table>(.*?)</table>',
+                     fit, re.S)
+    assert args, "no Args table"
+    names = re.findall(r'<tr data-tfd-param="[^"]+"><td><code>([^<]+)</code></td>', args.group(1))
+    # Every parameter of the signature, in its order; the undocumented one says so.
+    assert names == ["x", "y", "epochs", "validation_split"]
+    assert "not described" in args.group(1).split('data-tfd-param="validation_split"')[1]
+    assert '<p class="tfd-section">Returns</p>' in fit and "RuntimeError" in fit
+    assert "Args:" not in fit and "<pre class=\"tfd-doc\"" not in fit
+    # The >>> example is highlighted as a Python console session.
+    assert '<code class="language-pycon"><span class="gp">&gt;&gt;&gt; </span>' in fit
+    # `tf.data.Dataset` is a link to its page, relative to this page.
+    assert '<a href="../tf.data.Dataset/"><code>tf.data.Dataset</code></a>' in fit
+    assert "<code>History</code>" in fit  # not a tf name: stays code
+
+
+def test_signature_by_release(kb, tmp_path):
+    generate(kb, tmp_path)
+    soft = page_of(tmp_path, "tf.nn.softmax", kb)
+    table = soft[soft.index("Signature by release"):]
+    assert re.search(r"2\.5–2\.6</td><td><code>softmax\(logits, axis=-1, name=None\)", table)
+    assert re.search(r"2\.4</td><td><code>softmax\(logits, axis=None, name=None\)", table)
+    relu = page_of(tmp_path, "tf.nn.relu", kb)
+    assert "Signature by release" not in relu  # never changed: no table
+
+
+def test_badges_deprecation_and_history(kb, tmp_path):
+    generate(kb, tmp_path)
+    entry = page_of(tmp_path, "tf.nn.old_fn", kb)
+    assert "2.4–2.5" in entry and "deprecated in 2.5" in entry and "removed in 2.6" in entry
+    assert "Scheduled for removal after 2021-01-01" in entry
+    # The instructions are Markdown: `tf.nn.relu` is code and a link to its page.
+    assert '<a href="../tf.nn.relu/"><code>tf.nn.relu</code></a>' in entry
+    soft = page_of(tmp_path, "tf.nn.softmax", kb)
+    assert "softmax(logits, axis=-1, name=None)" in soft
+    assert "signature changed" in soft and "../../changes/2.5/" in soft
+    # Moves are followed both ways.
+    exp = page_of(tmp_path, "tf.experimental.thing", kb)
+    assert 'moved to <a href="../tf.thing/">tf.thing</a>' in exp
+
+
+def test_odd_names_and_nasty_docstrings_are_escaped(kb, tmp_path):
+    generate(kb, tmp_path)
+    text = page_of(tmp_path, ODD_NAME, kb)
+    body = text.split("---\n", 2)[-1]
+    assert "<script>" not in body and "<b>bold" not in body
+    assert "```" not in body  # no line could open a Markdown fence inside the raw HTML
+    assert '<div class="oops">' not in body
+    # Tags balance: every block the generator opened is closed.
+    opened = re.findall(r"<(pre|details|div|table|h2|h3|ul)[ >]", body)
+    closed = re.findall(r"</(pre|details|div|table|h2|h3|ul)>", body)
+    assert sorted(opened) == sorted(closed)
+    nn = ids_in(page_file(tmp_path, links.module_page("tf.nn")))
+    assert links.anchor(ODD_NAME) in nn and "tf.nn.old_fn" in nn  # the row after it is intact
+
+
+def test_release_pages_are_small_and_note_keras_3(kb, tmp_path):
+    """Release pages give totals and link into the compare view; the lists live there."""
+    result = generate(kb, tmp_path)
+    page = page_file(tmp_path, links.release_page("2.6")).read_text()
+    assert "moved tf.keras to Keras 3" in page and "no longer ships tf.estimator" in page
+    assert "releases/compare/?from=2.5&amp;to=2.6" in page.replace("../../", "")
+    assert "moved tf.keras" not in page_file(tmp_path, links.release_page("2.5")).read_text()
+    sizes = {p.path: p.bytes for p in result.pages}
+    assert sizes["changes/2.6/"] < 20_000
+
+
+def test_release_pages_group_changes_by_module(kb, tmp_path):
+    generate(kb, tmp_path)
+    page = page_file(tmp_path, links.release_page("2.6")).read_text()
+    for module in ("tf.estimator", "tf.experimental", "tf.nn", "tf"):
+        assert f'id="{module}"' in page
+    assert "Removed" in page and "Moved here" in page
+    p25 = page_file(tmp_path, links.release_page("2.5")).read_text()
+    assert "Signature changes" in p25 and "Deprecated" in p25
+    mig = page_file(tmp_path, links.MIGRATION_PAGE).read_text()
+    assert 'href="../api/tf.compat.v1.Session/"' in mig
+    assert "none: see the note" in mig and 'data-kind="removed"' in mig
+    assert 'data-kind="compat"' in mig  # tf.Session is kept as tf.compat.v1.Session
+    rel = page_file(tmp_path, links.RELEASES_PAGE).read_text()
+    assert rel.index(">2.6<") < rel.index(">2.4<")  # newest first
+
+
+def test_constructor_args_come_from_the_signature(kb, tmp_path):
+    """A class whose docstring has no Args still lists its constructor's parameters."""
+    generate(kb, tmp_path)
+    page = page_of(tmp_path, "tf.keras.layers.RandomFlip", kb)
+    args = re.search(r'<p class="tfd-section">Args</p>(.*?)</table>', page, re.S).group(1)
+    assert re.findall(r'data-tfd-param="([^"]+)"', args) == ["mode", "seed"]
+    assert "&#x27;horizontal_and_vertical&#x27;" in args
+
+
+_md_line = st.one_of(
+    st.builds(lambda n, t: "#" * n + " " + t, st.integers(1, 6), st.text(alphabet="abc :=-", max_size=20)),
+    st.builds(lambda a, u: f"![{a}]({u})", st.text(alphabet="ab ", max_size=5),
+              st.sampled_from(["http://e.test/x.png", "//cdn.test/y.svg", "https://a.b/c.gif"])),
+    st.builds(lambda t, u: f"[{t}]({u})", st.text(alphabet="ab ", min_size=1, max_size=5),
+              st.sampled_from(["https://x.test/", "http://y.test/a b"])),
+    st.sampled_from(["```python", "```", "Args:", "  x: a value # pylint: disable=line-too-long",
+                     "Returns:", "  A thing.", "", "text", "    indented", ">>> 1 + 1", "2"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_md_line, max_size=12))
+def test_docstrings_never_set_headings_or_load_images(lines):
+    """Whatever Markdown a docstring holds, its HTML has no heading (the page title is the
+    symbol's), loads nothing (images become links) and keeps no pylint directive."""
+    from knowledge_base.site.docstrings import Renderer
+    html = Renderer().docstring("Summary.\n\n" + "\n".join(lines))
+    assert not re.search(r"<h[1-6][ >]", html)
+    assert "<img" not in html and "pylint:" not in html
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="ab [](): ", min_size=380, max_size=420))
+def test_clipped_event_details_never_cut_a_link(text):
+    from knowledge_base.site.entries import _clip
+    out = _clip(text)
+    assert len(out) <= 401
+    if len(text) > 400:
+        body = out.removesuffix("…")
+        assert text.startswith(body)
+        # A link that did not fit is left out whole, never shown as half Markdown.
+        assert not re.search(r"\[[^\]]*(\]\([^)]*)?$", body)
