@@ -10,7 +10,7 @@ real users' questions (kept outside the repository) never do, and the held-out s
 
 Each sentence keeps its file and a key of its text, so ``tools/train_ranking.py`` can compute
 a training question's features without its own file: as for a new user, whose question is not
-in the book. ``tests/test_kb_phrasebooks.py`` fails when a training file changed and this
+in the book. ``tests/knowledge_base/test_kb_phrasebooks.py`` fails when a training file changed and this
 was not re-run.
 
 Run: ``.venv/bin/python -m tools.asked_book``.

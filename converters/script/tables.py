@@ -127,7 +127,7 @@ KERAS3_ONLY_PREFIXES = ("keras.ops", "keras.random", "keras.config", "keras.tree
                         "keras.layers.JaxLayer", "keras.layers.FlaxLayer", "keras.quantizers")
 
 # Public names that exist in Keras 3 only (TF >= 2.16 / keras 3.x; in no Keras 2 release), read
-# from the KB and checked against it (tests/test_convert_tables_kb.py): a script using one
+# from the KB and checked against it (tests/converters/test_convert_tables_kb.py): a script using one
 # cannot run on Keras 2, whatever it imports.
 KERAS3_ONLY_NAMES = {f"keras.{name}" for name in (
     "Variable", "DTypePolicy", "StatelessScope", "name_scope", "device", "Function", "version",
