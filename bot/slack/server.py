@@ -347,9 +347,15 @@ def _bind(host: str, port: int, backlog: int) -> socket.socket:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
                                    flags=socket.AI_PASSIVE)
         family = infos[0][0]
-        return socket.create_server((host, port), family=family, backlog=backlog)
+        sock = socket.create_server((host, port), family=family, backlog=backlog)
     except OSError as exc:
         raise ServerError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    # Replies go out at once (a response's head and body are two writes; with Nagle on, a
+    # keep-alive client's delayed ACK holds the body back ~40 ms). asyncio sets this on each
+    # accepted connection only for a socket made with proto=IPPROTO_TCP, which
+    # create_server's is not; Linux hands the listener's setting to every connection.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 class HttpServer:

@@ -31,7 +31,9 @@ class WebServer:
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         # Replies go out at once (a response's head and body are two writes; with Nagle on,
-        # a keep-alive client's delayed ACK holds the body back ~40 ms).
+        # a keep-alive client's delayed ACK holds the body back ~40 ms). asyncio would set it
+        # on each accepted connection only for a socket made with proto=IPPROTO_TCP, which
+        # this is not; Linux hands the listener's setting to every connection it accepts.
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             self.socket.bind((host, port))
