@@ -156,6 +156,8 @@ def run(ctx: Context, command: Command) -> Reply:
         ctx.audit(command.name, command.line, reason is None, reason or "")
     if reason:
         return Reply.error(reason, refused=True)
+    from bot.web.links import attach
+    attach(ctx.config, reply)  # links to the web view's pages for what it names
     return reply
 
 

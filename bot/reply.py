@@ -34,6 +34,10 @@ class Reply:
     job: JobRef | None = None
     # Dispatch refused the request (permission, limit, a file it names): for the asker only.
     refused: bool = False
+    # Objects the answer names beyond its job and data (bot/web/links.py reads both), and
+    # the web view's links to all of them, attached by dispatch when [web] url is set.
+    refs: list = field(default_factory=list)
+    links: list = field(default_factory=list)
 
     @classmethod
     def error(cls, message: str, data: Any = None, status: int = 1, *,
@@ -50,4 +54,7 @@ class Reply:
             data = {"ok": self.ok, **data}
         if self.refused and isinstance(data, dict):
             data = {**data, "refused": True}
+        if self.links and isinstance(data, dict):
+            data = {**data, "links": [{"kind": lk.ref.kind, "key": lk.ref.key, "url": lk.url}
+                                      for lk in self.links]}
         return json.dumps(data, indent=2, default=str, ensure_ascii=False)

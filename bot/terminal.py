@@ -18,6 +18,9 @@ def emit(reply: Reply, as_json: bool, out=None, err=None) -> None:
         print(reply.to_json(), file=out)
     else:
         print(reply.text, file=out if reply.ok else err)
+        if reply.links:
+            from bot.web.links import as_text
+            print(as_text(reply.links), file=out if reply.ok else err)
         for f in reply.files:
             print(f"file: {f}", file=out)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot.registry import arg, command, count
 from bot.reply import Reply
+from bot.web.links import Ref, query
 from core.vocabulary import STATES
 
 
@@ -59,9 +60,13 @@ def runs(ctx, words, project, owner, state, kind, param, metric, sort, limit, pa
                  sort=Sort.parse(sort), limit=limit, offset=(page - 1) * limit)
     rows, total = list_runs(_conn(ctx), q)
     text = render_list(rows, total, q)
-    link = _web_link(ctx, "runs")
-    return Reply(text=text + (f"\nin the browser: {link}" if link and rows else ""),
-                 data={"total": total, "page": page, "runs": [r.to_dict() for r in rows]})
+    # The same list in the browser: the web view reads the same filters (bot/web/pages.py).
+    page_ref = Ref("runs", query(project=project, owner=owner, state=state, kind=kind,
+                                 param=param, metric=metric,
+                                 sort=None if sort == "created" else sort))
+    return Reply(text=text, data={"total": total, "page": page,
+                                  "runs": [r.to_dict() for r in rows]},
+                 refs=[page_ref] if rows else [])
 
 
 def _compare(ctx, ids: list[str], chart: str | None, by: str) -> Reply:
@@ -81,13 +86,5 @@ def _compare(ctx, ids: list[str], chart: str | None, by: str) -> Reply:
             text += f"\ncurves: {path}"
     else:
         text += f"\nno {by} metrics recorded for these runs, so no curves"
-    link = _web_link(ctx, "compare?" + "&".join(f"run={i}" for i in ids))
-    if link:
-        text += f"\nin the browser: {link}"
-    return Reply(text=text, data=c.to_dict(), files=files)
-
-
-def _web_link(ctx, path: str) -> str | None:
-    """The web view's page, when a public URL is configured ([web] url)."""
-    url = ctx.config.section("web").get("url")
-    return f"{url.rstrip('/')}/{path}" if url else None
+    return Reply(text=text, data=c.to_dict(), files=files,
+                 refs=[Ref("compare", query(run=ids)), *(Ref("run", i) for i in ids)])

@@ -137,11 +137,19 @@ def render_reply(reply: Reply, *, user: str | None = None, line: str | None = No
     if len(blocks) > MAX_BLOCKS:
         blocks = blocks[:MAX_BLOCKS - 1] + [context("… answer cut to fit in Slack; add `--json` "
                                                     "or use the terminal for all of it.")]
+    if reply.links and not as_json:  # the web view's pages for what the answer names
+        blocks.append(links_block(reply.links))
     if reply.job is not None and reply.job.state in RUNNING_STATES:
         blocks.append(job_buttons(reply.job.id))
     blocks += list(extra)
     text = reply.to_json() if as_json else reply.text
     return {"text": fallback(text), "blocks": blocks}
+
+
+def links_block(links) -> dict[str, Any]:
+    """A context line of links to the web view (bot/web/links.py made them)."""
+    from bot.web.links import as_mrkdwn
+    return context(":globe_with_meridians: " + as_mrkdwn(links, escape))
 
 
 def json_value(payload: dict[str, Any]) -> str:

@@ -43,8 +43,17 @@ def progress_line(progress: tuple[str, int | None, int | None] | None) -> str:
     return f"{text} ({done}/{total})" if done is not None and total else text
 
 
+def _links(web, job) -> list[dict[str, Any]]:
+    """The web view's page of this run, when [web] url is set (bot/web/links.py)."""
+    if web is None:
+        return []
+    from bot.web.links import Ref
+    return [bk.links_block(web.links([Ref("run", job.id)]))]
+
+
 def status_message(job, metrics: list[dict[str, Any]],
-                   progress: tuple[str, int | None, int | None] | None = None) -> dict[str, Any]:
+                   progress: tuple[str, int | None, int | None] | None = None,
+                   web=None) -> dict[str, Any]:
     state = job.state
     head = f"{ICONS.get(state, '')} Job `{bk.escape(job.id)}` ({bk.escape(job.kind)}): *{state}*"
     blocks = [bk.section(head)]
@@ -56,12 +65,13 @@ def status_message(job, metrics: list[dict[str, Any]],
         blocks.append(bk.context(":gear: " + bk.escape(step)))
     if job.reason:
         blocks.append(bk.context(bk.escape(job.reason)))
+    blocks += _links(web, job)
     if state not in TERMINAL:
         blocks.append(bk.job_buttons(job.id))
     return {"text": f"Job {job.id} ({job.kind}): {state}", "blocks": blocks}
 
 
-def final_message(job, metrics: list[dict[str, Any]]) -> dict[str, Any]:
+def final_message(job, metrics: list[dict[str, Any]], web=None) -> dict[str, Any]:
     took = ""
     if job.started_at and job.finished_at:
         took = f" in {job.finished_at - job.started_at:.0f} s"
@@ -75,6 +85,7 @@ def final_message(job, metrics: list[dict[str, Any]]) -> dict[str, Any]:
                   for k, v in last.items()][:10]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Final metrics*"},
                        "fields": fields})
+    blocks += _links(web, job)
     blocks.append(bk.actions([bk.button("Show logs", "tf_job_logs", job.id)],
                              block_id=f"final:{job.id}"))
     return {"text": f"Job {job.id} ({job.kind}) {job.state}", "blocks": blocks}
@@ -88,8 +99,9 @@ def _progress_of(line: str) -> tuple[str, int | None, int | None] | None:
 class JobPublisher:
     def __init__(self, jobs, messenger: Messenger, store: SlackStore, charts_dir: Path,
                  min_interval: float = 1.0, poll_interval: float = 2.0,
-                 busy: Callable[[str, str | None], bool] | None = None):
+                 busy: Callable[[str, str | None], bool] | None = None, web=None):
         self.jobs = jobs  # runners.store.JobStore (read only here)
+        self.web = web  # bot.web.links.WebLinks when [web] url is set, else None
         self.messenger = messenger
         self.store = store
         self.charts_dir = Path(charts_dir)
@@ -142,7 +154,7 @@ class JobPublisher:
             self.store.mark_final_sent(job_id)
             return
         metrics = self.jobs.metrics(job_id)
-        message = status_message(job, metrics, self._progress.get(job_id))
+        message = status_message(job, metrics, self._progress.get(job_id), self.web)
         if row["status_ts"]:
             if self._sent.get(job_id) != message:
                 if self.messenger.update(row["channel"], row["status_ts"], message,
@@ -162,11 +174,12 @@ class JobPublisher:
         conversion: validation, benchmark, chart, report), else state, metrics and a chart."""
         result = job_result(job)
         if result is not None:
+            result.links = self.web.for_reply(result) if self.web is not None else []
             message = bk.render_reply(result, extra=[bk.actions(
                 [bk.button("Show logs", "tf_job_logs", job.id)], block_id=f"final:{job.id}")])
             files = list(result.files)
         else:
-            message = final_message(job, metrics)
+            message = final_message(job, metrics, self.web)
             files = None
         ts = self.messenger.post(row["channel"], message,
                                  thread_ts=row["thread_ts"] or row["status_ts"], keep=False)

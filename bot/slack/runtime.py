@@ -12,6 +12,7 @@ from bot.slack.app import SlackBot, build
 from bot.slack.progress import JobPublisher
 from bot.slack.server import (DEFAULT_BIND, Limits, make_server, serve_socket_mode,
                               socket_mode_handler)
+from bot.web.links import from_config as web_links
 from core.vocabulary import ACTIVE
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ class Runtime:
                                       config.home / "slack" / "charts",
                                       min_interval=min_update_interval,
                                       poll_interval=poll_interval,
-                                      busy=self.bot.service.busy)
+                                      busy=self.bot.service.busy, web=web_links(config))
         self.bot.service.on_job_started = self.publisher.attach
         self.maintenance_interval = maintenance_interval
         self._stop = threading.Event()

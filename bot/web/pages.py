@@ -150,6 +150,12 @@ class Pages:
         return self.render(request, "datasets.html", viewer, datasets=rows,
                           show_paths=not viewer.actor.remote)
 
+    def dataset(self, request, viewer):
+        from catalog import datasets as ds
+        d = ds.get(self.conn(), request.path_params["name"])
+        return self.render(request, "dataset.html", viewer, d=d,
+                           show_paths=not viewer.actor.remote or "://" in d["uri"])
+
     def projects(self, request, viewer):
         from catalog import projects as p
         return self.render(request, "projects.html", viewer,
@@ -159,7 +165,9 @@ class Pages:
         from catalog import projects as p
         d = p.get(self.conn(), request.path_params["name"])
         rows, total = run_list.list_runs(self.conn(), run_list.RunQuery(project=d["name"]))
-        return self.render(request, "project.html", viewer, p=d, rows=rows, total=total)
+        return self.render(request, "project.html", viewer, p=d, rows=rows, total=total,
+                           member_pages={"dataset": "datasets", "model": "models",
+                                         "pipeline": "pipelines"})
 
     def pipelines(self, request, viewer):
         from catalog import pipelines as pl
@@ -205,7 +213,8 @@ ROUTES = (("/", "home"), ("/runs", "runs"), ("/runs/{id}", "run"),
           ("/runs/{id}/curves.png", "run_png"), ("/compare", "compare"),
           ("/compare.png", "compare_png"), ("/models", "models"), ("/models/{ref}", "model"),
           ("/models/{ref}/benchmark.png", "model_png"), ("/datasets", "datasets"),
-          ("/projects", "projects"), ("/projects/{name}", "project"),
+          ("/datasets/{name}", "dataset"), ("/projects", "projects"),
+          ("/projects/{name}", "project"),
           ("/pipelines", "pipelines"), ("/pipelines/{name}", "pipeline"),
           ("/pipelines/{name}/graph.png", "pipeline_png"),
           ("/pipeline-runs/{id}", "pipeline_run"),
@@ -214,8 +223,9 @@ ROUTES = (("/", "home"), ("/runs", "runs"), ("/runs/{id}", "run"),
 
 def routes(web) -> list[Route]:
     """Every page behind one gate: signed in with ``read`` (else redirected or refused); a bad
-    filter is a 400 with its reason, a thing that is not there a 404."""
-    from catalog.errors import NotFound
+    filter is a 400 with its reason, a thing that is not there (or that no name could name)
+    a 404."""
+    from catalog.errors import InvalidInput, NotFound
     from runners.models import UnknownJob
     pages = Pages(web)
 
@@ -226,7 +236,7 @@ def routes(web) -> list[Route]:
                 return refusal
             try:
                 return fn(request, viewer)
-            except (NotFound, UnknownJob, run_list.UnknownRun) as exc:
+            except (NotFound, InvalidInput, UnknownJob, run_list.UnknownRun) as exc:
                 return web.render(request, "error.html", viewer, 404,
                                   message=str(exc) or "not found")
             except run_list.BadQuery as exc:
