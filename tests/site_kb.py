@@ -3,7 +3,8 @@
 It holds what the site must handle: a signature change, a deprecation, a removal, a move out
 of ``experimental``, class members (one removed in 2.6), a TF1 rename, a symbol whose name has
 odd characters, a docstring with unbalanced Markdown and HTML, and Google-style docstrings with
-Args/Returns/Raises sections, ``>>>`` examples and ``tf.…`` mentions to link.
+Args/Returns/Raises sections, ``>>>`` examples and ``tf.…`` mentions to link, a docstring that
+changed (RandomFlip) and constructor Args documented in ``__init__`` (tf.GradientTape).
 """
 from __future__ import annotations
 
@@ -68,6 +69,25 @@ Example:
 """
 
 
+# 2.4–2.5 (2.5 plays 2.15) described RandomFlip otherwise: the release selector shows it.
+RANDOM_FLIP_OLD_DOC = """A preprocessing layer which randomly flips images during training.
+
+This layer flips images horizontally and/or vertically (the Keras 2 wording of 2.5).
+
+Args:
+  mode: String indicating which flip mode to use.
+  seed: Integer. Used to create a random seed.
+"""
+# tf.GradientTape documents its constructor in __init__, not in the class docstring.
+TAPE_INIT_DOC = """Creates a new GradientTape.
+
+Args:
+  persistent: Boolean controlling whether a persistent gradient tape is created.
+  watch_accessed_variables: Boolean controlling whether the tape will automatically
+    `watch` any (trainable) variables accessed while the tape is active.
+"""
+
+
 def _p(*names, **defaults):
     return [Param(n) for n in names] + [Param(k, default=v) for k, v in defaults.items()]
 
@@ -109,7 +129,13 @@ def extracts() -> list[ReleaseExtract]:
             SymbolRecord("tf.keras.layers.RandomFlip", "class",
                          "keras.layers.preprocessing.random_flip.RandomFlip",
                          _p("self", mode="'horizontal_and_vertical'", seed="None"),
-                         doc="A preprocessing layer which randomly flips images during training."),
+                         doc=RANDOM_FLIP_OLD_DOC if ord_ < 2 else
+                         "A preprocessing layer which randomly flips images during training."),
+            SymbolRecord("tf.GradientTape", "class", "tensorflow.python.eager.backprop.GradientTape",
+                         _p("self", persistent="False", watch_accessed_variables="True"),
+                         doc="Record operations for automatic differentiation.\n\nOperations "
+                             "are recorded if they are executed within this context manager.",
+                         init_doc=TAPE_INIT_DOC),
             SymbolRecord("tf.data", "module", doc="`tf.data.Dataset` API for input pipelines."),
             SymbolRecord("tf.data.Dataset", "class", "tensorflow.python.data.ops.dataset_ops.DatasetV2",
                          _p("self", "variant_tensor"),

@@ -214,6 +214,44 @@ def test_release_selector_shows_that_releases_signature(browser_site):
     page.locator("select.tfd-release-select").first.select_option(label="every release")
 
 
+def test_release_selector_shows_that_releases_docstring(browser_site):
+    """RandomFlip's 2.4–2.5 docstring (2.5 plays 2.15) said otherwise than 2.6's: choosing 2.5
+    shows 2.5's text and Args, said to be that release's; 2.6 and every release the newest."""
+    base, page, tmp = browser_site
+    page.goto(base + "api/tf.keras.layers.RandomFlip/", wait_until="load")
+    entry = page.locator(".tfd-entry").first
+    select = page.locator("select.tfd-release-select").first
+    old = "the Keras 2 wording of 2.5"
+    assert "randomly flips images" in entry.inner_text() and old not in entry.inner_text()
+    select.select_option(label="TensorFlow 2.5")
+    text = entry.inner_text()
+    assert old in text and "Description as in TensorFlow 2.4–2.5" in text
+    assert "Used to create a random seed" in entry.locator("div.tfd-args:visible").inner_text()
+    page.screenshot(path=str(tmp / "docstring-2.5.png"))
+    for label in ("TensorFlow 2.6", "every release"):
+        select.select_option(label=label)
+        assert old not in entry.inner_text() and "randomly flips images" in entry.inner_text()
+    # The choice is remembered: a new page opens in 2.5 with 2.5's text.
+    select.select_option(label="TensorFlow 2.5")
+    page.goto(base + "api/tf.keras.layers.RandomFlip/", wait_until="load")
+    assert old in page.locator(".tfd-entry").first.inner_text()
+    page.locator("select.tfd-release-select").first.select_option(label="every release")
+
+
+def test_constructor_args_come_from_init(browser_site):
+    """tf.GradientTape documents its parameters in __init__'s docstring: its page's Args
+    table describes each one."""
+    base, page, tmp = browser_site
+    page.goto(base + "api/tf.GradientTape/", wait_until="load")
+    args = page.locator(".tfd-entry div.tfd-args table").first
+    assert args.is_visible()
+    assert [c.inner_text() for c in args.locator("tbody tr td:first-child").all()] == \
+        ["persistent", "watch_accessed_variables"]
+    text = args.inner_text()
+    assert "persistent gradient tape is created" in text and "not described" not in text
+    page.screenshot(path=str(tmp / "gradient-tape.png"))
+
+
 def test_class_page_lists_its_members_beside_the_text(browser_site):
     """The table of contents (Material's right sidebar) names every member: one click to fit."""
     base, page, _ = browser_site
