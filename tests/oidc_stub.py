@@ -8,20 +8,22 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.http_stub import LocalHTTPStub
 
 CLIENT_ID = "1234.5678"
 CLIENT_SECRET = "stub-client-secret"
 TEAM = "T0TEAM"
 
 
-class OidcStub:
+class OidcStub(LocalHTTPStub):
+    protocol_version = "HTTP/1.0"
+
     def __init__(self, user: str = "U0ANA", name: str = "Ana"):
         self.user, self.name = user, name
         self.spoil: str | None = None   # bad-signature, audience, issuer, expired, nonce, team
@@ -30,37 +32,15 @@ class OidcStub:
         self.kid = "stub-key-1"
         self.codes: dict[str, dict] = {}
         self.token_calls: list[dict] = []
-        self.server: ThreadingHTTPServer | None = None
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+        return f"http://127.0.0.1:{self.port}/"
 
     @property
     def api_url(self) -> str:
         return self.base + "api/"
 
-    def start(self) -> "OidcStub":
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):  # noqa: N802
-                stub._get(self)
-
-            def do_POST(self):  # noqa: N802
-                stub._post(self)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
 
     def _send(self, h, status: int, body: bytes, ctype="application/json", headers=None):
         h.send_response(status)

@@ -16,11 +16,12 @@ import json
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import httpx
+
+from tests.http_stub import LocalHTTPStub
 
 BOT_TOKEN = "xoxb-test-123456-abcdef"
 APP_TOKEN = "xapp-1-test-654321-fedcba"
@@ -28,7 +29,7 @@ SIGNING_SECRET = "test-signing-secret"
 JSON_FIELDS = {"blocks", "attachments", "view", "files"}
 
 
-class SlackStub:
+class SlackStub(LocalHTTPStub):
     def __init__(self, token: str = BOT_TOKEN):
         self.token = token
         self.calls: list[dict[str, Any]] = []
@@ -42,38 +43,11 @@ class SlackStub:
         self._ts = itertools.count(1)
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self.server: ThreadingHTTPServer | None = None
         self.socket: "SocketModeStub | None" = None  # set by SocketModeStub(stub)
-
-    # -- set-up ---------------------------------------------------------------------------
-    def start(self) -> "SlackStub":
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):  # noqa: N802
-                stub._get(self)
-
-            def do_POST(self):  # noqa: N802
-                stub._post(self)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def api_url(self) -> str:
