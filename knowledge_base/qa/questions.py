@@ -22,7 +22,7 @@ import numpy as np
 
 from knowledge_base import yaml_data
 from knowledge_base.errors import KBError
-from knowledge_base.qa import concepts, minilm
+from knowledge_base.qa import concepts, minilm, trees
 from knowledge_base.names import TRAITS
 from knowledge_base.words import STOPWORDS, stem
 
@@ -103,20 +103,23 @@ class RankerUnavailable(KBError):
 
 
 @functools.lru_cache(maxsize=2)
-def ranker(path: Path = RANKER):
+def ranker(path: Path = RANKER) -> trees.Forest:
     """The fitted ranker (a LightGBM LambdaRank model: trees, because what a feature is worth
     depends on the others: a high cosine means more when the words agree), checked to be
-    fitted on the features this code computes."""
-    import lightgbm
+    fitted on the features this code computes. Evaluated by ``trees.py`` with NumPy, exactly
+    as LightGBM would: LightGBM is for fitting it (tools/train_ranking.py), not for asking."""
     if not path.is_file():
         raise RankerUnavailable(f"the question ranker {path} is missing; run "
                                 "tools/train_ranking.py --write")
-    booster = lightgbm.Booster(model_file=str(path))
-    if booster.feature_name() != list(FEATURES):
-        extra = sorted(set(booster.feature_name()) ^ set(FEATURES))
+    try:
+        forest = trees.Forest.read(path)
+    except trees.ModelFormatError as exc:
+        raise RankerUnavailable(f"{path}: {exc}") from None
+    if forest.feature_name() != list(FEATURES):
+        extra = sorted(set(forest.feature_name()) ^ set(FEATURES))
         raise RankerUnavailable(f"{path} was fitted on other features than this tfdesk "
                                 f"computes (differing: {extra}); re-run tools/train_ranking.py")
-    return booster
+    return forest
 
 
 @functools.lru_cache(maxsize=2)
@@ -312,7 +315,7 @@ def rank(ix: QuestionIndex, q: str, wants_compat: bool,
         ids, x = candidates(ix, q, wants_compat, meaning)
     if not ids:
         return []
-    return list(zip(ids, ranker().predict(x, num_threads=1).tolist()))
+    return list(zip(ids, ranker().predict(x).tolist()))
 
 
 def correct(ix: QuestionIndex, word: str) -> str:
