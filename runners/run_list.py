@@ -3,7 +3,17 @@ comparison of several runs (parameter differences, metric summaries, curves).
 
 A filter is ``NAME OP VALUE`` (``lr>=0.01``, ``target=horovod``, ``val_accuracy>0.9``) with
 OP one of ``= != < <= > >=``; numbers compare as numbers, anything else as text (``=`` and
-``!=`` only). Parameters are filtered on their value as given, metrics on their last value.
+``!=`` only). Parameters are filtered on their value as given.
+
+A metric is named by the grammar (:class:`MetricRef`)::
+
+    METRIC := SERIES | AGG "(" SERIES ")"      AGG := last | min | max  (default last)
+    SERIES := NAME                             a per-epoch metric (or a model job's figure)
+            | "step:" NAME                     the per-step series of NAME
+
+so ``val_accuracy>0.9`` (its last epoch), ``max(val_accuracy)>0.95``, ``step:loss<0.3`` (the
+last recorded step) and ``min(step:loss)<0.1`` filter, and ``--sort metric:min(step:loss)``
+sorts. A metric no run records is an error that lists the ones recorded.
 """
 from __future__ import annotations
 
@@ -16,7 +26,12 @@ from typing import Any
 from runners import tracking
 
 OPS = ("<=", ">=", "!=", "=", "<", ">")
-FILTER = re.compile(r"^\s*([A-Za-z_][\w.:/-]*)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*$", re.S)
+NAME = r"[A-Za-z_][\w.:/-]*"
+FILTER = re.compile(rf"^\s*({NAME}|\w+\(\s*{NAME}\s*\))\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*$",
+                    re.S)
+SERIES = re.compile(rf"^\s*(?:(\w+)\(\s*({NAME})\s*\)|({NAME}))\s*$")
+AGGREGATES = ("last", "min", "max")
+STEP = "step:"
 STATES = ("queued", "starting", "running", "succeeded", "failed", "cancelled", "lost")
 COLUMNS = {"created": "j.seq", "id": "j.id", "state": "j.state", "owner": "j.owner",
            "kind": "j.kind", "finished": "j.finished_at",
@@ -31,6 +46,68 @@ class BadQuery(ValueError):
 
 class UnknownRun(BadQuery):
     """A run id that names no run."""
+
+
+@dataclass(frozen=True)
+class MetricRef:
+    """One figure of each run: the last, min or max of an epoch metric or a per-step series
+    (tracking keeps all three per run: run_summary, run_step_summary)."""
+    name: str
+    per_step: bool = False
+    agg: str = "last"
+
+    @classmethod
+    def parse(cls, text: str) -> "MetricRef":
+        m = SERIES.match(text or "")
+        if not m:
+            raise BadQuery(f"metric {text!r} is not NAME, step:NAME or AGG(NAME) with AGG one "
+                           f"of {', '.join(AGGREGATES)}, e.g. val_accuracy or min(step:loss)")
+        agg, inner, plain = m.groups()
+        if agg is not None and agg not in AGGREGATES:
+            raise BadQuery(f"metric {text!r}: {agg!r} is not one of {', '.join(AGGREGATES)} "
+                           "(the last, lowest or highest value of the metric)")
+        series = inner or plain
+        per_step = series.startswith(STEP)
+        name = series[len(STEP):] if per_step else series
+        if not name:
+            raise BadQuery(f"metric {text!r}: name the per-step series, e.g. step:loss")
+        return cls(name, per_step, agg or "last")
+
+    @property
+    def table(self) -> str:
+        return "run_step_summary" if self.per_step else "run_summary"
+
+    @property
+    def plain(self) -> bool:
+        """The epoch metric's last value: what RunRow.metrics holds by name."""
+        return not self.per_step and self.agg == "last"
+
+    def __str__(self) -> str:
+        series = f"{STEP}{self.name}" if self.per_step else self.name
+        return series if self.agg == "last" else f"{self.agg}({series})"
+
+
+def check_known(conn: sqlite3.Connection, ref: MetricRef) -> None:
+    """Raise BadQuery naming the metrics recorded when no run records ``ref``'s series."""
+    if conn.execute(f"SELECT 1 FROM {ref.table} WHERE name = ? LIMIT 1",
+                    (ref.name,)).fetchone():
+        return
+    def names(table: str) -> list[str]:
+        return [r[0] for r in conn.execute(f"SELECT DISTINCT name FROM {table} ORDER BY name "
+                                           "LIMIT 13")]
+    epoch, step = names("run_summary"), names("run_step_summary")
+    if not epoch and not step:
+        raise BadQuery(f"no run has recorded metrics yet, so none is called {str(ref)!r}")
+    hint = ""
+    other = step if not ref.per_step else epoch
+    if ref.name in other:
+        hint = (f"; {ref.name!r} is recorded " + ("per step: write step:" + ref.name
+                                                   if not ref.per_step else
+                                                   "per epoch: write " + ref.name))
+    def shown(found):
+        return ", ".join(found[:12]) + (", ..." if len(found) > 12 else "") if found else "none"
+    raise BadQuery(f"no run records the metric {str(ref)!r}{hint} (per epoch: {shown(epoch)}; "
+                   f"per step, as step:NAME: {shown(step)})")
 
 
 @dataclass(frozen=True)
@@ -56,6 +133,10 @@ class Filter:
                            "one")
         return f
 
+    @property
+    def metric(self) -> MetricRef:
+        return MetricRef.parse(self.name)
+
     def sql(self, column_text: str, column_num: str) -> tuple[str, list[Any]]:
         if self.num is not None:
             return f"{column_num} {self.op} ?", [self.num]
@@ -74,9 +155,11 @@ class Sort:
         if not text:
             return cls()
         desc = not text.startswith("-")
-        key = text.lstrip("-+")
-        if key in COLUMNS or (key.split(":", 1)[0] in ("metric", "param")
-                              and len(key.split(":", 1)) == 2 and key.split(":", 1)[1]):
+        key = text.strip().lstrip("-+")
+        kind, _, name = key.partition(":")
+        if kind == "metric" and name:
+            return cls(f"metric:{MetricRef.parse(name)}", desc)
+        if key in COLUMNS or (kind == "param" and name):
             return cls(key, desc)
         raise BadQuery(f"cannot sort by {text!r}; use one of {', '.join(COLUMNS)}, "
                        "metric:NAME or param:NAME (a leading - reverses)")
@@ -151,8 +234,11 @@ def _where(conn, q: RunQuery) -> tuple[list[str], list[Any]]:
     for f in q.metrics:
         if f.num is None:
             raise BadQuery(f"metric filter {f.name}{f.op}{f.value}: metrics are numbers")
-        where.append(f"j.id IN (SELECT job_id FROM run_summary WHERE name = ? AND last {f.op} ?)")
-        args += [f.name, f.num]
+        m = f.metric
+        check_known(conn, m)
+        where.append(f"j.id IN (SELECT job_id FROM {m.table} WHERE name = ? AND "
+                     f"{m.agg} {f.op} ?)")
+        args += [m.name, f.num]
     return where, args
 
 
@@ -165,9 +251,12 @@ def list_runs(conn: sqlite3.Connection, q: RunQuery) -> tuple[list[RunRow], int]
     total = conn.execute(f"SELECT count(*) FROM jobs j{sql_where}", args).fetchone()[0]
     kind, _, name = q.sort.key.partition(":")
     direction = "DESC" if q.sort.desc else "ASC"
+    shown = _wanted(q)
     if kind == "metric":
-        rows = _by_metric(conn, name, direction, sql_where, args, q)
-        return _rows(conn, rows), total
+        ref = MetricRef.parse(name)
+        check_known(conn, ref)
+        rows = _by_metric(conn, ref, direction, sql_where, args, q)
+        return _rows(conn, rows, shown), total
     join, order_args = "", []
     if kind == "param":
         join = " LEFT JOIN run_params o ON o.job_id = j.id AND (o.name = ? OR o.name = ?)"
@@ -178,35 +267,44 @@ def list_runs(conn: sqlite3.Connection, q: RunQuery) -> tuple[list[RunRow], int]
     rows = conn.execute(
         f"SELECT j.* FROM jobs j{join}{sql_where} ORDER BY {order} LIMIT ? OFFSET ?",
         [*order_args, *args, int(q.limit), int(q.offset)]).fetchall()
-    return _rows(conn, rows), total
+    return _rows(conn, rows, shown), total
 
 
-def _by_metric(conn, name: str, direction: str, sql_where: str, args: list, q: RunQuery):
-    """A page sorted by a metric's last value, read in the order of the (name, last) index
+def _wanted(q: RunQuery) -> list[MetricRef]:
+    """The metrics a query filters or sorts on that RunRow.metrics does not hold by name."""
+    refs = [f.metric for f in q.metrics]
+    if q.sort.key.startswith("metric:"):
+        refs.append(MetricRef.parse(q.sort.key.split(":", 1)[1]))
+    return [r for r in dict.fromkeys(refs) if not r.plain]
+
+
+def _by_metric(conn, ref: MetricRef, direction: str, sql_where: str, args: list, q: RunQuery):
+    """A page sorted by a metric's value, read in the order of the (name, last) index
     (it stops after the page instead of sorting every run); runs without the metric follow,
     newest first."""
     extra = sql_where.replace(" WHERE ", " AND ", 1)
+    table, name = ref.table, ref.name
     having = conn.execute(  # the join only when there are filters on the job
-        f"SELECT count(*) FROM run_summary o JOIN jobs j ON j.id = o.job_id WHERE o.name = ?"
-        f"{extra}" if extra else "SELECT count(*) FROM run_summary o WHERE o.name = ?",
+        f"SELECT count(*) FROM {table} o JOIN jobs j ON j.id = o.job_id WHERE o.name = ?"
+        f"{extra}" if extra else f"SELECT count(*) FROM {table} o WHERE o.name = ?",
         [name, *args]).fetchone()[0]
     rows = []
     if q.offset < having:
         rows = conn.execute(
-            f"SELECT j.* FROM run_summary o JOIN jobs j ON j.id = o.job_id WHERE o.name = ?"
-            f"{extra} ORDER BY o.last {direction}, o.job_id {direction} LIMIT ? OFFSET ?",
+            f"SELECT j.* FROM {table} o JOIN jobs j ON j.id = o.job_id WHERE o.name = ?"
+            f"{extra} ORDER BY o.{ref.agg} {direction}, o.job_id {direction} LIMIT ? OFFSET ?",
             [name, *args, int(q.limit), int(q.offset)]).fetchall()
     left = q.limit - len(rows)
     if left > 0:
         none = " AND " if sql_where else " WHERE "
         rows += conn.execute(
             f"SELECT j.* FROM jobs j{sql_where}{none}j.id NOT IN (SELECT job_id FROM "
-            f"run_summary WHERE name = ?) ORDER BY j.seq DESC LIMIT ? OFFSET ?",
+            f"{table} WHERE name = ?) ORDER BY j.seq DESC LIMIT ? OFFSET ?",
             [*args, name, left, max(0, q.offset - having)]).fetchall()
     return rows
 
 
-def _rows(conn, rows) -> list[RunRow]:
+def _rows(conn, rows, extra: list[MetricRef] = ()) -> list[RunRow]:
     ids = [r["id"] for r in rows]
     if not ids:
         return []
@@ -219,6 +317,10 @@ def _rows(conn, rows) -> list[RunRow]:
     for m in conn.execute(f"SELECT job_id, name, last FROM run_summary WHERE job_id IN ({marks})",
                           ids):
         metrics[m["job_id"]][m["name"]] = m["last"]
+    for ref in extra:  # the figures filtered or sorted on, under their metric text
+        for m in conn.execute(f"SELECT job_id, {ref.agg} AS v FROM {ref.table} WHERE name = ? "
+                              f"AND job_id IN ({marks})", [ref.name, *ids]):
+            metrics[m["job_id"]][str(ref)] = m["v"]
     projects: dict[str, str] = {}
     if _has_table(conn, "catalog_project_jobs"):
         for p in conn.execute(
@@ -259,6 +361,19 @@ def summary(conn: sqlite3.Connection, job_id: str) -> list[sqlite3.Row]:
     """Each metric of a run, by name: its last value and step, its min and max."""
     return conn.execute("SELECT name, last, step, min, max FROM run_summary WHERE job_id = ? "
                         "ORDER BY name", (job_id,)).fetchall()
+
+
+def step_summary(conn: sqlite3.Connection, job_id: str) -> list[sqlite3.Row]:
+    """Each per-step series of a run, by name: its last value and step, its min and max."""
+    tracking.ensure(conn)
+    return conn.execute("SELECT name, last, step, min, max FROM run_step_summary WHERE "
+                        "job_id = ? ORDER BY name", (job_id,)).fetchall()
+
+
+def is_figure(name: str) -> bool:
+    """A model job's benchmark or validation figure (tracking copies them from the catalog),
+    not a metric logged over epochs."""
+    return name.split(".", 1)[0] in ("benchmark", "validation")
 
 
 @dataclass
@@ -350,13 +465,13 @@ def _num(v: float | None) -> str:
 
 def _metric_columns(rows: list[RunRow], q: RunQuery, most: int = 4) -> list[str]:
     """The metrics worth a column: those filtered or sorted on, then the most common."""
-    wanted = [f.name for f in q.metrics]
+    wanted = [str(f.metric) for f in q.metrics]
     if q.sort.key.startswith("metric:"):
         wanted.insert(0, q.sort.key.split(":", 1)[1])
     counts: dict[str, int] = {}
     for r in rows:
         for m in r.metrics:
-            if "." not in m:
+            if "." not in m and m not in wanted:
                 counts[m] = counts.get(m, 0) + 1
     for m in sorted(counts, key=lambda m: (-counts[m], "loss" not in m, m)):
         if m not in wanted:
@@ -368,5 +483,6 @@ def as_json(rows: list[RunRow]) -> str:
     return json.dumps([r.to_dict() for r in rows], default=str)
 
 
-__all__ = ["BadQuery", "Comparison", "Filter", "RunQuery", "RunRow", "Sort", "UnknownRun",
-           "compare", "curves", "get_runs", "list_runs", "render_comparison", "render_list"]
+__all__ = ["BadQuery", "Comparison", "Filter", "MetricRef", "RunQuery", "RunRow", "Sort", "UnknownRun",
+           "compare", "curves", "get_runs", "is_figure", "list_runs", "render_comparison",
+           "render_list", "step_summary", "summary"]

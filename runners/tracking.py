@@ -113,6 +113,47 @@ def _figures_pending(db) -> None:
                     "tracked_runs(job_id) WHERE figures_done = 0")
 
 
+STEP_SUMMARY = """
+CREATE TABLE IF NOT EXISTS run_step_summary (
+    job_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    last REAL NOT NULL,
+    step INTEGER NOT NULL,
+    min REAL NOT NULL,
+    max REAL NOT NULL,
+    PRIMARY KEY (job_id, name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS run_step_summary_name_last ON run_step_summary(name, last);
+-- Per-step series are summarised as they are stored, like the epoch metrics above.
+CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_steps AFTER INSERT ON run_step_metrics
+BEGIN
+    INSERT INTO run_step_summary (job_id, name, last, step, min, max)
+    VALUES (NEW.job_id, NEW.name, NEW.value, NEW.step, NEW.value, NEW.value)
+    ON CONFLICT (job_id, name) DO UPDATE SET
+        last = CASE WHEN NEW.step >= step THEN NEW.value ELSE last END,
+        step = max(step, NEW.step),
+        min = min(min, NEW.value),
+        max = max(max, NEW.value);
+END;
+CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_jobs AFTER DELETE ON jobs
+BEGIN
+    DELETE FROM run_step_summary WHERE job_id = OLD.id;
+END;
+"""
+
+
+@MIGRATIONS(name="0003-step-summary")
+def _step_summary(db) -> None:
+    # Filtering and sorting by a per-step series (min(step:loss)<0.1) reads one indexed row
+    # per run, as for epoch metrics; steps stored before this migration are summarised now.
+    statedb.create(STEP_SUMMARY)(db)
+    db.conn.execute(
+        "INSERT OR IGNORE INTO run_step_summary (job_id, name, last, step, min, max) "
+        "SELECT m.job_id, m.name, (SELECT value FROM run_step_metrics l WHERE l.job_id = "
+        "m.job_id AND l.name = m.name ORDER BY step DESC LIMIT 1), max(m.step), min(m.value), "
+        "max(m.value) FROM run_step_metrics m GROUP BY m.job_id, m.name")
+
+
 def open_tracking(path) -> sqlite3.Connection:
     """A connection to the state database with the jobs and tracking tables in place."""
     from runners.store import MIGRATIONS as JOBS
@@ -197,8 +238,9 @@ def params_of(kind: str, spec: dict[str, Any], backend: str) -> dict[str, str]:
     for key, name in fields.items():
         if spec.get(key) not in (None, "", []):
             out[name] = spec[key]
-    if spec.get("project"):
-        out["project"] = spec["project"]
+    project = (spec.get("labels") or {}).get("project") or spec.get("project")  # stored.Labels
+    if project:
+        out["project"] = project
     runtime = spec.get("runtime")
     if isinstance(runtime, dict) and runtime.get("name"):
         out["environment"] = runtime["name"]

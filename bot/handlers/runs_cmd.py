@@ -28,11 +28,14 @@ def _conn(ctx):
                arg("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="parameter filter, e.g. --param lr=0.01 --param 'workers>=2' "
                         "(script flags by name; repeat for several)"),
-               arg("--metric", action="append", default=[], metavar="NAME>VALUE",
-                   help="filter on a metric's last value, e.g. --metric 'val_accuracy>0.9'"),
+               arg("--metric", action="append", default=[], metavar="METRIC>VALUE",
+                   help="metric filter: NAME (its last epoch), step:NAME (its per-step "
+                        "series), either inside last(), min() or max(), e.g. --metric "
+                        "'val_accuracy>0.9' --metric 'min(step:loss)<0.1'"),
                arg("--sort", default="created",
                    help="created (newest first), state, owner, kind, duration, "
-                        "metric:NAME (highest first) or param:NAME; a leading - reverses"),
+                        "metric:METRIC (highest first; e.g. metric:min(step:loss)) or "
+                        "param:NAME; a leading - reverses"),
                arg("--limit", type=count(1000), default=30, help="runs per page (default 30)"),
                arg("--page", type=count(), default=1, help="page number (default 1)"),
                arg("--chart", metavar="PNG", path="out",
@@ -44,6 +47,7 @@ def _conn(ctx):
                      "and per step are recorded without logging code in the script. Filters "
                      "combine; numbers compare as numbers.",
          examples=["tfdesk runs --metric 'val_accuracy>0.9' --sort metric:val_accuracy",
+                   "tfdesk runs --metric 'min(step:loss)<0.1' --sort -metric:min(step:loss)",
                    "tfdesk runs --owner ana --state succeeded --param lr=0.01",
                    "tfdesk runs compare j-1a2b3c4d j-5e6f7a8b"],
          permission="read")

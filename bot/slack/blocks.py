@@ -147,9 +147,15 @@ def render_reply(reply: Reply, *, user: str | None = None, line: str | None = No
 
 
 def links_block(links) -> dict[str, Any]:
-    """A context line of links to the web view (bot/web/links.py made them)."""
-    from bot.web.links import as_mrkdwn
-    return context(":globe_with_meridians: " + as_mrkdwn(links, escape))
+    """A line of links to the web view (bot/web/links.py made them). Links are structure
+    (rich-text ``link`` elements), like mentions: the messenger makes every ``<...>`` written
+    in text inert, so a link written in mrkdwn would show as text."""
+    elements: list[dict[str, Any]] = [{"type": "emoji", "name": "globe_with_meridians"}]
+    for i, lk in enumerate(links):
+        elements.append({"type": "text", "text": " · " if i else " "})
+        elements.append({"type": "link", "url": lk.url, "text": lk.label})
+    return {"type": "rich_text", "elements": [{"type": "rich_text_section",
+                                               "elements": elements}]}
 
 
 def json_value(payload: dict[str, Any]) -> str:

@@ -46,6 +46,7 @@ class Web:
         self.templates.env.filters["num"] = _num
         self.templates.env.filters["when"] = _when
         self.templates.env.filters["size"] = _size
+        self.templates.env.filters["seconds"] = _seconds
 
     def sessions(self) -> auth.Sessions:
         return auth.Sessions(self.services.catalog, self.settings)
@@ -164,6 +165,16 @@ def _when(ts) -> str:
     if isinstance(ts, str):
         return ts.replace("T", " ")[:19]
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(float(ts)))
+
+
+def _seconds(s) -> str:
+    """A duration as people say it: 42 s, 3 min 5 s, 2 h 10 min."""
+    s = max(0, int(round(float(s))))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
 
 
 def _size(n) -> str:

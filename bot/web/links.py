@@ -4,8 +4,8 @@ An answer (a :class:`bot.reply.Reply`, or a Slack job message) names objects: a 
 a model version, a dataset, a project, a pipeline, a pipeline run, or a list of them. When
 ``[web] url`` is set, each gets a link to the web view's page for it (``ROUTES``, which
 bot/web/pages.py serves); when it is not, there are no links at all (never a link to an
-address nobody configured). Slack blocks and terminal text both render the :class:`Link`
-objects made here.
+address nobody configured). Slack blocks (rich-text links) and terminal text both render
+the :class:`Link` objects made here.
 
 Which objects an answer names is read from the answer itself, by rules as data
 (:data:`FIELDS`): the job it is about, and what its ``data`` holds under known keys. This
@@ -217,8 +217,3 @@ def as_text(links: list[Link]) -> str:
         return f"in the browser: {links[0].url}"
     width = max(len(lk.label) for lk in links)
     return "in the browser:\n" + "\n".join(f"  {lk.label:<{width}}  {lk.url}" for lk in links)
-
-
-def as_mrkdwn(links: list[Link], escape) -> str:
-    """The links as Slack mrkdwn (``<url|label>``), ``escape`` being Slack's."""
-    return " · ".join(f"<{escape(lk.url)}|{escape(lk.label)}>" for lk in links)

@@ -95,7 +95,10 @@ class Pages:
         summary = run_list.summary(self.conn(), job_id)
         return self.render(request, "run.html", viewer, run=row, job=job, log=log,
                           may_log=may_log, events=events[-30:], artifacts=arts,
-                          summary=summary, has_epoch=bool(curves["epoch"]),
+                          epochs=[s for s in summary if not run_list.is_figure(s["name"])],
+                          figures=[s for s in summary if run_list.is_figure(s["name"])],
+                          steps=run_list.step_summary(self.conn(), job_id),
+                          has_epoch=bool(curves["epoch"]),
                           has_step=bool(curves["step"]), lineage=lineage.of_job(self.conn(), job.id, job.spec),
                           show_paths=not viewer.actor.remote, live=job.state in ACTIVE)
 
