@@ -69,8 +69,8 @@ def add(conn: sqlite3.Connection, name: str, owner: str, kind: str = "image", im
         if conn.execute("SELECT 1 FROM catalog_environments WHERE name = ?", (name,)).fetchone():
             raise Duplicate(f"an environment named {name!r} already exists")
         pid = entries.project_id(conn, project)
-        if default:
-            conn.execute("UPDATE catalog_environments SET is_default = 0")
+        if default:  # one default per kind: local jobs and Kubernetes jobs each have theirs
+            conn.execute("UPDATE catalog_environments SET is_default = 0 WHERE kind = ?", (kind,))
         cur = conn.execute(
             "INSERT INTO catalog_environments (name, kind, image, python, tf_version, "
             "keras_version, horovod_version, is_default, description, owner, project_id, created) "
@@ -151,7 +151,8 @@ def ensure_builtin(conn: sqlite3.Connection, runtimes: list[dict[str, str]]) -> 
         if not versions.get("tf_version"):
             versions = dict(rt.get("versions") or {})
         has_default = conn.execute(
-            "SELECT 1 FROM catalog_environments WHERE is_default = 1").fetchone() is not None
+            "SELECT 1 FROM catalog_environments WHERE is_default = 1 AND kind = 'local'"
+        ).fetchone() is not None
         try:
             add(conn, name, owner="tfdesk", kind="local", python=python,
                 description=rt.get("description", ""), default=i == 0 and not has_default,
@@ -235,7 +236,8 @@ def delete(conn: sqlite3.Connection, name: str, force: bool = False) -> dict[str
 def set_default(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
     with transaction(conn):
         row = lookup.row(conn, KIND, name)
-        conn.execute("UPDATE catalog_environments SET is_default = (id = ?)", (row["id"],))
+        conn.execute("UPDATE catalog_environments SET is_default = (id = ?) WHERE kind = ?",
+                     (row["id"], row["kind"]))
     return get(conn, name)
 
 

@@ -124,8 +124,8 @@ def import_doc(conn: sqlite3.Connection, doc: Any) -> dict[str, int]:
                     raise Duplicate(f"import refused: pipeline run {row.get('id')!r} already "
                                     "exists here; nothing was imported")
                 if table == "catalog_environments" and row.get("is_default"):
-                    if conn.execute("SELECT 1 FROM catalog_environments WHERE is_default = 1"
-                                    ).fetchone():
+                    if conn.execute("SELECT 1 FROM catalog_environments WHERE is_default = 1 "
+                                    "AND kind = ?", (row.get("kind"),)).fetchone():
                         row["is_default"] = 0  # this install keeps its own default
                 old_id = row.pop("id", None) if "id" in cols and table != "catalog_runs" else None
                 names = list(row)

@@ -244,12 +244,14 @@ def environments_add(ctx, name, image, python, tf_version, keras_version, horovo
     return _added("environment", d)
 
 
-@command("environments default", "make an environment the default for jobs",
+@command("environments default", "make an environment the default for jobs of its kind",
          args=[arg("name")], permission="admin")
 def environments_default(ctx, name):
     from catalog import environments
     d = environments.set_default(db(ctx), name)
-    return Reply(text=f"{d['name']} is now the default environment", data={"environment": d})
+    jobs = "Kubernetes" if d["kind"] == "image" else "local"
+    return Reply(text=f"{d['name']} is now the default environment for {jobs} jobs",
+                 data={"environment": d})
 
 
 @command("environments match", "which environment a script or model needing these would get",

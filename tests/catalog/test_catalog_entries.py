@@ -153,8 +153,11 @@ def test_environments_default_and_match(conn):
         environments.add(conn, "bad", "ann", image="x/y:1", tf_version="latest")
     with pytest.raises(HasDependants, match="default environment"):
         environments.delete(conn, "runner")
-    environments.set_default(conn, "tf217-gpu")
-    environments.delete(conn, "runner")
+    environments.set_default(conn, "tf217-gpu")  # the default for Kubernetes jobs
+    assert environments.get(conn, "runner")["default"]  # local jobs keep theirs
+    with pytest.raises(HasDependants, match="default environment"):
+        environments.delete(conn, "runner")
+    environments.delete(conn, "runner", force=True)
 
 
 def test_components_are_versioned(conn):

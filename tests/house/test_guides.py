@@ -1,0 +1,112 @@
+"""The guides run as written (issue 28): the blocks site_docs/ marks runnable (see
+site_docs/contributing.md) are done in navigation order, as a new reader would, in a fresh
+TFDESK_HOME with `tfdesk` from `.venv/bin`; each command exits 0 and prints what its page shows.
+The quick test runs what trains nothing; the slow one everything (training, pipelines)."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tests.house.guides import (GuideError, blocks, failure, guide_steps, nav_pages, run_step,
+                                steps, unmet_claim)
+
+QUICK_TIMEOUT_S, SLOW_TIMEOUT_S = 300, 600
+
+
+def test_the_guides_are_marked_and_read():
+    """Every marker parses; the pages a reader follows have runnable blocks, slow ones among
+    them, and every output block follows a command."""
+    all_steps = guide_steps()
+    pages = {s.where.split(":")[0] for s in all_steps}
+    for page in ("site_docs/quickstart.md", "site_docs/guides/distributed-training.md",
+                 "site_docs/guides/running-jobs.md", "site_docs/guides/catalog.md",
+                 "site_docs/guides/pipeline-graphs.md", "site_docs/guides/runs.md"):
+        assert page in pages, f"{page} has no runnable block"
+    assert any(s.slow for s in all_steps) and any(not s.slow for s in all_steps)
+    assert any(s.claims for s in all_steps if not s.slow)
+    assert [s.file for s in all_steps if s.file][:1] == ["train.py"]
+    assert nav_pages()[0].name == "index.md"
+
+
+@pytest.mark.parametrize("text, why", [
+    ("<!-- guide: runn -->\n```bash\nls\n```\n", "unknown marker"),
+    ("<!-- guide: run -->\n\n```bash\nls\n```\n", "right above a fenced block"),
+    ("<!-- guide: run -->\n```python\nx = 1\n```\n", "runnable block is one of"),
+    ("<!-- guide: run fast -->\n```bash\nls\n```\n", "takes"),
+    ("<!-- guide: file -->\n```text\nx\n```\n", "names one file"),
+    ("<!-- guide: run -->\n```bash\nls\n", "never closed"),
+])
+def test_a_bad_marker_is_refused_with_its_line(text, why):
+    with pytest.raises(GuideError, match=why) as e:
+        blocks(text, "page.md")
+    assert str(e.value).startswith("page.md:1:")
+
+
+def test_output_must_follow_a_command():
+    with pytest.raises(GuideError, match="must follow a runnable block"):
+        steps(blocks("<!-- guide: output -->\n```text\nhi\n```\n", "p.md"))
+
+
+def test_console_blocks_split_commands_from_what_they_print():
+    text = ("<!-- guide: run slow -->\n```console\n$ tfdesk a \\\n   --b\nline one\n...\n"
+            "$ tfdesk c\n```\n\n<!-- guide: output -->\n```text\nlast\n```\n")
+    got = steps(blocks(text, "p.md"))
+    assert [(s.text, s.claims, s.slow) for s in got] == [
+        ("tfdesk a     --b", ["line one", "..."], True), ("tfdesk c", ["last"], True)]
+
+
+_words = st.text(alphabet=st.characters(whitelist_categories=("L", "N"), max_codepoint=0x24F),
+                 min_size=1, max_size=8)
+_lines = st.lists(st.lists(_words, min_size=1, max_size=6).map(" ".join), min_size=1,
+                  max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=_lines, data=st.data())
+def test_claims_hold_exactly_when_the_output_bears_them_out(lines, data):
+    """A page's excerpt of real output (lines kept in order, some elided with `...`, spacing
+    changed) holds; changing one kept line to text the output lacks makes it fail."""
+    output = "\n".join("  ".join(line.split(" ")) for line in lines)
+    keep = sorted(set(data.draw(st.lists(st.integers(0, len(lines) - 1), min_size=1))))
+    claims = []
+    for i in keep:
+        words = lines[i].split(" ")
+        cut = data.draw(st.integers(0, len(words)))
+        claims.append(" ".join(words[:cut] + (["..."] if cut < len(words) else [])) or "...")
+    assert unmet_claim(claims, output) is None
+    wrong = data.draw(st.integers(0, len(claims) - 1))
+    bad = claims[:wrong] + ["\u2603 not printed \u2603"] + claims[wrong + 1:]
+    assert unmet_claim(bad, output) == bad[wrong]
+
+
+def test_claims_hold_in_order_only():
+    assert unmet_claim(["first", "second"], "first\nsecond") is None
+    assert unmet_claim(["second", "first"], "first\nsecond") == "first"
+    assert unmet_claim(["a ... c"], "a b c") is None and unmet_claim(["c ... a"], "a b c")
+
+
+def _follow(tmp_path, slow: bool):
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    done, t0 = 0, time.monotonic()
+    for step in guide_steps():
+        if step.slow and not slow:
+            continue
+        outcome = run_step(step, work, home, SLOW_TIMEOUT_S if slow else QUICK_TIMEOUT_S)
+        why = failure(outcome)
+        assert why is None, why
+        done += 1
+    assert done > 10
+    return time.monotonic() - t0
+
+
+def test_the_guides_run_as_written_without_training(tmp_path):
+    _follow(tmp_path, slow=False)
+
+
+@pytest.mark.slow
+def test_the_guides_run_as_written(tmp_path):
+    """Everything, training and pipelines included, in one fresh home (about 4 minutes)."""
+    _follow(tmp_path, slow=True)
