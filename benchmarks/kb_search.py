@@ -170,6 +170,7 @@ def main() -> int:
                     help="tuned questions in real users' words (YAML, kept outside the repo)")
     ap.add_argument("--real-heldout", action="append", default=[],
                     help="held-out questions in real users' words (YAML, outside the repo)")
+    ap.add_argument("--no-speed", action="store_true", help="quality only")
     args = ap.parse_args()
     try:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
@@ -202,8 +203,14 @@ def main() -> int:
                 f"real users' questions ({path}); by whether a training question is a "
                 f"rewording (cosine >= {CLOSE})", "targets: top-1 >= 55%, top-5 >= 80%",
                 by="near", successors=True)
+    for s in question_sets.sets("generated-held-out"):
+        quality(a, load_queries(s.path), False, f"generated from the KB ({s.file}), symbols "
+                "held out of the generated training set", "no target: a check that the "
+                "ranker carries to symbols nobody asked about")
     if getattr(a.questions, "semantic", None) is None and hasattr(a.questions, "semantic"):
         print(f"  (semantic index unavailable: {a.questions.semantic_error})")
+    if args.no_speed:
+        return 0
 
     mixed = mixed_queries(a, queries, args.n)
     timed(lambda q: a.questions.search(q, limit=5), mixed[:50])  # warm caches
