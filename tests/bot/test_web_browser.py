@@ -82,6 +82,30 @@ def test_follow_a_model_lineage_to_its_run(site, page):
     assert page.inner_text("h1").startswith(f"Run {ids['runs']['best']}")
 
 
+def test_a_new_user_finds_a_training_a_conversion_and_a_pipeline(site, page):
+    """Only by clicking from the header, as someone who has not read the docs: the two-worker
+    training says what ran, the ONNX model leads to the conversion run that made it, and the
+    pipeline leads to its run and that run's steps."""
+    ids = site["ids"]
+    best = ids["runs"]["best"]
+    page.goto(site["url"] + "/runs")
+    row = page.locator(f"#runs tr[data-run='{best}']")
+    assert "2× horovod" in row.inner_text()
+    row.locator(f"a[href='/runs/{best}']").click()
+    assert "2 workers (horovod)" in page.inner_text("#what")
+    assert page.locator("#metrics").count() == 1 and page.locator("#step-metrics").count() == 1
+    page.click("header a[href='/models']")
+    page.click(f"#models a[href='/models/{ids['onnx']}']")
+    page.click(f"#lineage a[href='/runs/{ids['convert']}']")
+    assert "→ onnx" in page.inner_text("#what") and "2×" not in page.inner_text("#what")
+    assert f"produced model {ids['onnx']}" in page.inner_text("#lineage")
+    page.click("header a[href='/pipelines']")
+    page.click(f"#pipelines a[href='/pipelines/{ids['pipeline']}']")
+    page.click(f"#pipeline-runs a[href='/pipeline-runs/{ids['pipeline_run']}']")
+    steps = page.inner_text("#steps")
+    assert "train" in steps and "convert-model" in steps and "not-run" not in steps
+
+
 def test_a_member_sees_only_what_read_allows(site, page):
     # Ana (U0ANA) is a member: she reads everything, but bo's run keeps its log to bo and
     # the admins, and no path on the tfdesk machine is shown to her.
