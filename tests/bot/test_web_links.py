@@ -6,6 +6,7 @@ made-up key (404). Without ``[web] url`` no answer carries a link."""
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -51,7 +52,12 @@ COMMANDS = ["job {job}", "logs {job}", "jobs", "jobs --all", "jobs --state faile
             "models list", "models show {model}", "datasets list", "datasets show {dataset}",
             "projects list", "projects show {project}", "pipelines list",
             "pipelines show {pipeline}", "pipeline status {prun}", "pipeline runs",
-            "pipeline runs {pipeline}"]
+            "pipeline runs {pipeline}",
+            # answers that change something, each naming what it made or touched
+            "models add mdl-new{n} gs://team/m{n}.onnx --format onnx --dataset {dataset} "
+            "--parent {model} --project {project}",
+            "datasets add ds-new{n} gs://team/d{n} --project {project}", "projects add prj-new{n}",
+            "cancel {job}"]
 
 
 def _populate(home: Path) -> None:
@@ -116,7 +122,8 @@ def web(tmp_path_factory):
         clients[who] = httpx.Client(timeout=20)
         clients[who].cookies.set("tfdesk_session", sessions.open(actor))
     yield _Web({"config": config, "plain": plain, "services": services, "server": server,
-                "clients": clients, "universe": _universe(services.catalog), "served": {}})
+                "clients": clients, "universe": _universe(services.catalog), "served": {},
+                "start": _universe(services.catalog), "count": itertools.count()})
     for c in clients.values():
         c.close()
     server.stop()
@@ -174,6 +181,7 @@ def command_lines(draw, universe):
     job = draw(st.sampled_from(runs))
     other = draw(st.sampled_from([r for r in runs if r != job]))
     return line.format(job=job, job2=other, model=draw(st.sampled_from(universe["model"])),
+                       n="{n}",
                        dataset=draw(st.sampled_from(universe["dataset"])),
                        project=draw(st.sampled_from(universe["project"])),
                        pipeline=draw(st.sampled_from(universe["pipeline"])),
@@ -184,8 +192,14 @@ def command_lines(draw, universe):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_every_answer_links_what_it_names(web, data):
-    line = data.draw(command_lines(web["universe"]))
+    # Drawn from what populate made (fixed, so examples replay); new names from a counter.
+    line = data.draw(command_lines(web["start"]))
+    line = line.format(n=next(web["count"]))
     reply = _reply(web, line)
+    web["universe"] = _universe(web["services"].catalog)
+    if line.startswith("cancel") and not reply.ok:  # a finished job: an error, not an answer
+        assert "nothing to cancel" in reply.text and reply.links == []
+        return
     assert reply.ok, (line, reply.text)
     _check_links(web, reply.text, reply.links)
     out = io.StringIO()
@@ -214,7 +228,7 @@ def test_slack_job_messages_link_their_run(web):
 def test_without_a_web_url_no_answer_links(web):
     for template in COMMANDS:
         u = web["universe"]
-        line = template.format(job=u["run"][0], job2=u["run"][1], model=u["model"][0],
+        line = template.format(job=u["run"][0], job2=u["run"][1], model=u["model"][0], n="x7",
                                dataset=u["dataset"][0], project=u["project"][0],
                                pipeline=u["pipeline"][0], prun=u["pipeline-run"][0])
         reply = _reply(web, line, web["plain"])
