@@ -42,7 +42,7 @@ def running_jobs(ctx: Context, owner: str) -> int:
     steps; a run counts between its steps too)."""
     from catalog.runs import running_count
     jobs = [j for j in ctx.services.engine.list(states=list(ACTIVE), owner=owner)
-            if not (j.spec.get("labels") or {}).get("pipeline_run")]
+            if not j.spec.labels.pipeline_run]
     return len(jobs) + running_count(ctx.services.catalog, owner)
 
 

@@ -8,23 +8,24 @@ from bot.reply import JobRef, Reply
 from converters.model.report import ModelReport
 
 
-def model_reply(report: ModelReport, workdir: Path, job, spec: dict) -> Reply:
-    """A model job's report.json as text, chart, files and status."""
+def model_reply(report: ModelReport, workdir: Path, job, spec) -> Reply:
+    """A model job's report.json as text, chart, files and status (``spec``: the job's
+    runners.stored.StoredModelJob, or None)."""
     from converters.model.report import ensure_chart, inputs_used, summary
     data = {"job": job.to_dict() if job else None, "workdir": str(workdir), **report.to_dict()}
     where = f" (job {job.id})" if job else ""
     ref = JobRef.of(job) if job is not None else None
     if report.status == "failed":
         msg = report.error_text or "the conversion failed"
-        return Reply.error(f"{spec.get('name', 'model')}: {msg}{where}", data, job=ref)
+        return Reply.error(f"{getattr(spec, 'name', '') or 'model'}: {msg}{where}", data, job=ref)
     files = []
     ensure_chart(workdir)  # drawn when the engine collected the job; a report sent back later
     for name in ("chart.png", "report.json", "trt-build.yaml", "predictions.npz"):
         if (workdir / name).is_file():
             files.append(workdir / name)
     text = summary(report.to_dict()) + f"\nreport: {workdir / 'report.json'}{where}"
-    if job is not None and job.spec.get("runtime_why"):
-        text += f"\nenvironment: {job.spec['runtime_why']}"
+    if job is not None and job.spec.runtime_why:
+        text += f"\nenvironment: {job.spec.runtime_why}"
     if report.artifacts:
         text += "\nartifacts: " + ", ".join(report.artifacts)
     ok = report.status != "validation_failed"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,6 @@ from converters.model.report import ModelReport, load_report
 from core.vocabulary import TERMINAL, WAITING_GPU
 
 log = logging.getLogger(__name__)
-# Spec keys that are the catalog's context, not the job's input: they travel as job labels.
-LABEL_KEYS = ("pipeline_run", "step", "project", "register", "dataset")
 # Which artifact is a step's "model" output, best first: the validated conversion, a
 # TensorRT plan, a trained SavedModel; then anything that is a model.
 MODEL_ARTIFACTS = ("onnx", "engine", "saved_model", "keras_model")
@@ -45,8 +44,8 @@ def runtime_tf(job) -> str:
     report = job_report(job)
     if report is not None and report.tf_version:
         return report.tf_version
-    runtime = job.spec.get("runtime") if isinstance(job.spec.get("runtime"), dict) else {}
-    return str(runtime.get("tf_version") or "")
+    runtime = job.spec.runtime
+    return str(runtime.tf_version or "") if runtime is not None else ""
 
 
 def job_results(job) -> dict[str, Any]:
@@ -73,15 +72,6 @@ def _model_output(arts: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _job_view(job) -> dict[str, Any]:
-    """The job as register_job_outputs wants it: the stored spec with the catalog context
-    (labels) on top, so the subscriber and the pipeline register a step's outputs alike."""
-    labels = job.spec.get("labels") or {}
-    spec = {**job.spec, **{k: v for k, v in labels.items() if k in LABEL_KEYS}}
-    return {"id": job.id, "kind": job.kind, "spec": spec, "owner": job.owner,
-            "state": job.state}
-
-
 class EngineSteps:
     """StepExecutor over the engine. ``convert-script`` is not a job (the converter only parses
     the script, never runs it), so it runs inline and gets an ``inline-`` id."""
@@ -93,35 +83,28 @@ class EngineSteps:
         self.grant = grant
         self._inline: dict[str, StepOutcome] = {}
 
-    def submit(self, kind: str, spec: dict[str, Any], owner: str, reply_to: dict[str, Any]) -> str:
+    def submit(self, kind: str, spec, owner: str, reply_to: dict[str, Any],
+               readable: tuple[str, ...] = ()) -> str:
+        """``spec``: the step's typed spec (runners/specs.py); ``readable``: the earlier
+        steps' outputs among its inputs, granted to it besides catalog entries."""
         if kind == "convert-script":
             return self._convert_script(spec)
-        spec = dict(spec)
-        labels = {k: spec.pop(k) for k in LABEL_KEYS if spec.get(k) is not None}
-        if kind == "train" and "script" in spec and "script_path" not in spec:
-            spec["script_path"] = spec.pop("script")
-        if labels:
-            spec["labels"] = labels
-        if kind in REPORTING_KINDS:  # model jobs copy what they read into their own folder
-            spec["inputs"] = []
-        grant = {"grant": self.grant()} if self.grant else {}
-        return self.engine.submit(kind, spec, owner, reply_to,
-                                  backend=spec.pop("backend", None) or "local", **grant).id
+        from runners.inputs import Grant
+        grant = self.grant() if self.grant else Grant()
+        grant = replace(grant, roots=(*grant.roots, *map(Path, readable)))
+        return self.engine.submit(kind, spec, owner, reply_to, grant=grant).id
 
-    def _convert_script(self, spec: dict[str, Any]) -> str:
+    def _convert_script(self, spec) -> str:
         from converters.script.child import convert  # its parser holds the GIL for seconds
         job_id = f"inline-{secrets.token_hex(4)}"
         try:
-            src = Path(spec["script"])
-            result = convert(src.read_text(encoding="utf-8"), spec.get("target", "horovod"),
-                             filename=src.name)
+            src = Path(spec.script)
+            result = convert(src.read_text(encoding="utf-8"), spec.target, filename=src.name)
             out = self.scratch / job_id / src.name
             out.parent.mkdir(parents=True)
             out.write_text(result.code, encoding="utf-8")
             self._inline[job_id] = StepOutcome("succeeded", {"script": str(out)},
                                                artifacts=[{"name": "script", "path": str(out)}])
-        except KeyError:
-            self._inline[job_id] = StepOutcome("failed", error="convert-script needs 'script'")
         except OSError as exc:
             self._inline[job_id] = StepOutcome("failed", error=f"cannot read the script: {exc}")
         except Exception as exc:  # noqa: BLE001 - reported as the step's failure
@@ -174,9 +157,9 @@ def engine_executor(ctx):
                        lambda: catalog_grant(ctx.services.catalog, Areas.of(ctx.config)))
 
 
-def _model_read(conn, spec: dict[str, Any]):
+def _model_read(conn, ref: str | None):
+    """The catalog model a job read (``ref``: a model job's ``model``), if it names one."""
     from catalog.outputs import find_model
-    ref = spec.get("model")
     if not ref:
         return None
     try:
@@ -191,6 +174,7 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
     succeeds registers its outputs. Returns the subscription token."""
     from catalog import open_db, register_job_outputs, transaction
     from catalog.entries import job_users, mark_use, release_uses
+    from catalog.outputs import FinishedJob
     conn = open_db(state_path)
     lock = threading.Lock()  # one connection, used from the event thread and at start
 
@@ -204,7 +188,7 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
                     job = engine.get(ev.job_id)
                 except Exception:  # noqa: BLE001 - deleted meanwhile
                     return
-                row = _model_read(conn, job.spec)
+                row = _model_read(conn, getattr(job.spec, "model", None))
                 if row is not None:
                     with transaction(conn):
                         mark_use(conn, "model", row["id"], f"job {job.id}")
@@ -220,11 +204,11 @@ def register_outputs_subscriber(engine, state_path: Path) -> int:
             if report is not None and report.status != "succeeded":
                 return  # exited 0 without doing what was asked (validation, no GPU): no model
             arts = _abs_artifacts(job, engine.artifacts(ev.job_id))
-            view = _job_view(job)
             results = job_results(job)
-            register_job_outputs(conn, view, arts, results,
-                                 run_id=view["spec"].get("pipeline_run"),
-                                 name=view["spec"].get("register"),
+            labels = job.spec.labels  # the catalog's context: run, step, register name
+            register_job_outputs(conn, FinishedJob.of(job.id, job.kind, job.spec, job.owner,
+                                                      job.state), arts, results,
+                                 run_id=labels.pipeline_run, name=labels.register,
                                  tf_version=results["tf_version"])
 
     token = engine.subscribe(on_event)

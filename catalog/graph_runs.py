@@ -15,9 +15,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable
 
 from catalog import entries, pipeline_graph
-from catalog.executor import StepExecutor, StepOutcome
+from catalog.executor import StepExecutor, StepOutcome, from_record, record, request
+from catalog.outputs import FinishedJob
+from catalog.step_outputs import declared
 from catalog.store import now, transaction
 from core import statedb
+from runners.specs import StepSpec
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS catalog_step_cache (
@@ -54,7 +57,8 @@ class GraphRun:
         self.outputs = {n: json.loads(r["outputs"]) for n, r in self.rows.items()
                         if r["state"] in book.DONE_STEP and r["outputs"]}
         self.attempts: dict[str, int] = {}
-        self.specs: dict[str, dict[str, Any]] = {}
+        self.specs: dict[str, StepSpec] = {}
+        self.readable: dict[str, tuple[str, ...]] = {}  # earlier steps' outputs it reads
         self.keys: dict[str, str | None] = {}
         self.failed: str | None = None
         self.failure = ""
@@ -68,7 +72,8 @@ class GraphRun:
             for name in self.order:  # following a run after a restart: its jobs exist
                 row = self.rows[name]
                 if row["state"] == self.book.RUNNING and row["job_id"]:
-                    self.specs[name] = (json.loads(row["spec"]).get("resolved") or {})
+                    step = json.loads(row["spec"])
+                    self.specs[name] = from_record(step["kind"], step.get("resolved") or {})
                     inflight[self._wait(pool, name, row["job_id"])] = (name, row["job_id"])
             while True:
                 if self.failed is None:
@@ -125,20 +130,15 @@ class GraphRun:
         try:
             resolver = self.book._Resolver(self.conn, self.definition.get("params", {}) or {},
                                            self.outputs)
-            spec = {**resolver.step(name, step["with"]), "pipeline_run": self.run_id,
-                    "step": name}
-            for key in ("project", "environment", "register"):
-                value = step.get(key) if key != "project" else self.definition.get("project")
-                if value:
-                    spec.setdefault(key, value)
-            self.specs[name] = spec
+            spec = request(self.definition, step, resolver.step(name, step["with"]), self.run_id)
+            self.specs[name], self.readable[name] = spec, tuple(resolver.readable)
             if self._reuse(name, step, spec):
                 return None
             with transaction(self.conn):
                 for kind, item_id in resolver.used:
                     entries.mark_use(self.conn, kind, item_id, f"run {self.run_id}")
             self.book._set_step(self.conn, self.run_id, row["idx"], state=self.book.RUNNING,
-                                started=now(), spec={**step, "resolved": spec})
+                                started=now(), spec={**step, "resolved": record(step["kind"], spec)})
             if self.progress:
                 self.progress(f"{self.run['pipeline']}: step {name} ({step['kind']})",
                               sum(s in self.book.DONE_STEP for s in self.state.values()),
@@ -148,18 +148,22 @@ class GraphRun:
             self._fail(name, None, _message(exc))
             return None
 
-    def _submit(self, name: str, step: dict[str, Any], spec: dict[str, Any]) -> str:
+    def _submit(self, name: str, step: dict[str, Any], spec: StepSpec) -> str:
         job_id = self.executor.submit(step["kind"], spec, self.run["owner"],
-                                      json.loads(self.run["reply_to"]))
+                                      json.loads(self.run["reply_to"]),
+                                      readable=self.readable.get(name, ()))
         job_id = str(getattr(job_id, "id", job_id))
         self.book._set_step(self.conn, self.run_id, self.rows[name]["idx"], job_id=job_id)
         return job_id
 
-    def _reuse(self, name: str, step: dict[str, Any], spec: dict[str, Any]) -> bool:
+    def _reuse(self, name: str, step: dict[str, Any], spec: StepSpec) -> bool:
         if not pipeline_graph.cached(self.definition, self.declared[name]):
             self.keys[name] = None
             return False
-        key = self.keys[name] = pipeline_graph.step_key(step["kind"], spec, _code_version())
+        given = record(step["kind"], spec)  # what it is given; not where it runs (labels)
+        given["labels"] = {k: v for k, v in given["labels"].items()
+                           if k not in pipeline_graph.CONTEXT_KEYS}
+        key = self.keys[name] = pipeline_graph.step_key(step["kind"], given, _code_version())
         hit = key and self.conn.execute("SELECT * FROM catalog_step_cache WHERE key = ?",
                                         (key,)).fetchone()
         if not hit or not pipeline_graph.outputs_exist(json.loads(hit["outputs"])):
@@ -171,7 +175,7 @@ class GraphRun:
         self.book._set_step(self.conn, self.run_id, self.rows[name]["idx"],
                             state=self.book.REUSED, job_id=hit["job_id"], outputs=outputs,
                             started=now(), finished=now(),
-                            spec={**step, "resolved": spec, "reused": why})
+                            spec={**step, "resolved": record(step["kind"], spec), "reused": why})
         self.state[name], self.outputs[name] = self.book.REUSED, outputs
         if self.progress:
             self.progress(f"{self.run['pipeline']}: step {name} {why}",
@@ -202,11 +206,15 @@ class GraphRun:
 
     def _succeeded(self, name: str, job_id: str, outcome: StepOutcome, idx: int) -> None:
         step = json.loads(self.rows[name]["spec"])
-        step_outputs = dict(outcome.outputs)
+        try:
+            step_outputs = declared(step, outcome.outputs)  # what it declared, checked
+        except Exception as exc:  # noqa: BLE001 - a declared output it did not write
+            self._fail(name, job_id, _message(exc))
+            return None
         try:
             registered = self.book.register_job_outputs(
-                self.conn, {"id": job_id, "kind": step["kind"], "spec": self.specs.get(name, {}),
-                            "owner": self.run["owner"], "state": self.book.SUCCEEDED},
+                self.conn, FinishedJob.of(job_id, step["kind"], self.specs[name],
+                                          self.run["owner"]),
                 outcome.artifacts, outcome.results, run_id=self.run_id,
                 name=step.get("register"), tf_version=outcome.tf_version)
         except Exception as exc:  # noqa: BLE001

@@ -19,9 +19,9 @@ def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def of_job(conn: sqlite3.Connection, job_id: str, spec: dict[str, Any]) -> JobLineage:
-    """The lineage of job ``job_id`` whose spec is ``spec``."""
-    model = spec.get("model")
+def of_job(conn: sqlite3.Connection, job_id: str, spec: Any) -> JobLineage:
+    """The lineage of job ``job_id`` whose spec is ``spec`` (runners/stored.py)."""
+    model = getattr(spec, "model", None)  # what a model job read
     read = model if isinstance(model, str) else None
     tables = _tables(conn)
     produced: list[str] = []

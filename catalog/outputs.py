@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,8 @@ from catalog.errors import CatalogError
 from catalog.names import NAME_MAX, NAME_RE
 from catalog.store import transaction
 
-# Job kind -> which artifact names hold its model, and which spec key names its input model.
+# Job kind -> which artifact names hold its model, and which FinishedJob field names the model
+# it read.
 RULES: dict[str, dict[str, Any]] = {
     "train": {"artifacts": ("saved_model", "model", "keras_model"), "parent": None},
     "convert-model": {"artifacts": ("onnx", "converted_model", "model", "engine", "plan"),
@@ -26,10 +28,35 @@ RULES: dict[str, dict[str, Any]] = {
 }
 
 
-def _get(obj, key, default=None):
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
+@dataclass(frozen=True)
+class FinishedJob:
+    """What the catalog needs of a finished job to register what it made: who and what it
+    was, the model it read, and the catalog context it was given (its labels)."""
+    id: str
+    kind: str
+    owner: str = "tfdesk"
+    state: str = "succeeded"
+    model: str | None = None       # the model a model job read (a catalog name or a path)
+    source: str | None = None      # the file a training job ran, as the user named it
+    register: str | None = None    # the catalog name its model is registered under
+    project: str | None = None
+    dataset: str | None = None
+    pipeline_run: str | None = None
+    step: str | None = None
+
+    @classmethod
+    def of(cls, job_id: str, kind: str, spec, owner: str = "tfdesk",
+           state: str = "succeeded") -> "FinishedJob":
+        """From a typed spec, stored (runners/stored.py) or submitted (runners/specs.py):
+        both carry ``labels``; a model job names ``model``, a training job its script. None:
+        a step whose spec was not recorded (the run's context is given by the caller)."""
+        if spec is None:
+            return cls(job_id, kind, owner or "tfdesk", state)
+        labels = spec.labels
+        source = getattr(spec, "script_name", None) or getattr(spec, "script_path", None)
+        return cls(job_id, kind, owner or "tfdesk", state, getattr(spec, "model", None),
+                   source, labels.register, labels.project, labels.dataset,
+                   labels.pipeline_run, labels.step)
 
 
 def _clean_name(text: str) -> str:
@@ -74,45 +101,39 @@ def find_model(conn: sqlite3.Connection, ref_or_path: str | None) -> sqlite3.Row
                         "LIMIT 1", (path,)).fetchone()
 
 
-def default_name(conn: sqlite3.Connection, spec: dict[str, Any], parent, fmt: str,
+def default_name(conn: sqlite3.Connection, job: FinishedJob, parent, fmt: str,
                  path: Path) -> str:
     """What a job's model is registered as, when the step gives no ``register:`` name: after
     the catalog model it was converted from (``mnist-cnn-onnx``); else the pipeline and step it
     came from (``mnist-train``); only for a one-off job on a file, the file's name."""
-    if spec.get("register") or spec.get("model_name"):
-        return spec.get("register") or spec.get("model_name")
+    if job.register:
+        return job.register
     if parent is not None:
         return f"{parent['name']}-{models.check_format(fmt)}"
-    if spec.get("pipeline_run") and spec.get("step"):
+    if job.pipeline_run and job.step:
         row = conn.execute("SELECT pipeline FROM catalog_runs WHERE id = ?",
-                           (spec["pipeline_run"],)).fetchone()
+                           (job.pipeline_run,)).fetchone()
         if row is not None:
-            return f"{row[0]}-{spec['step']}"
-    # script_name: the user's file name (a train job stores its copy as script.py)
-    source = spec.get("script_name") or spec.get("script") or spec.get("model") or str(path)
-    return Path(str(source)).stem
+            return f"{row[0]}-{job.step}"
+    # source: the user's file name (a train job stores its copy as script.py)
+    return Path(str(job.source or job.model or path)).stem
 
 
-def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
+def register_job_outputs(conn: sqlite3.Connection, job: FinishedJob, artifacts=None,
                          results: dict[str, Any] | None = None, *, run_id: str | None = None,
                          name: str | None = None, tf_version: str = "") -> list[dict[str, Any]]:
     """Register a finished job's outputs; returns the catalog entries made or updated.
 
-    ``job`` is the engine's Job (or a dict) with id, kind, spec, owner and state; artifacts
-    default to ``job.artifacts`` ({"name", "path"} dicts or paths) and results (validation,
-    benchmark) to ``job.results``.
+    ``artifacts``: {"name", "path"} dicts or paths; ``results``: validation, benchmark,
+    evaluation reports.
     """
-    job_id = _get(job, "id")
-    kind = _get(job, "kind")
-    state = _get(job, "state", "succeeded")
-    spec = _get(job, "spec") or {}
-    owner = _get(job, "owner") or "tfdesk"
-    if state != "succeeded" or kind not in RULES:
+    job_id, kind, owner = job.id, job.kind, job.owner
+    if job.state != "succeeded" or kind not in RULES:
         return []
     rule = RULES[kind]
-    artifacts = _artifact_list(artifacts if artifacts is not None else _get(job, "artifacts"))
-    results = results if results is not None else (_get(job, "results") or {})
-    project = spec.get("project")
+    artifacts = _artifact_list(artifacts)
+    results = results or {}
+    project = job.project
     if project and conn.execute("SELECT 1 FROM catalog_projects WHERE name = ?",
                                 (project,)).fetchone() is None:
         project = None  # a job may name a project that was deleted since
@@ -122,7 +143,7 @@ def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
             projects.add_job(conn, project, job_id)
         if "benchmark_of" in rule or "evaluation_of" in rule:
             key = rule.get("benchmark_of") or rule.get("evaluation_of")
-            row = find_model(conn, spec.get(key))
+            row = find_model(conn, getattr(job, key))
             report = results.get("benchmark") or results.get("evaluation") or results
             if row is not None and report:
                 ref = f"{row['name']}:{row['version']}"
@@ -144,16 +165,16 @@ def register_job_outputs(conn: sqlite3.Connection, job, artifacts=None,
         if artifact is None:
             return []
         path = Path(artifact["path"])
-        parent = find_model(conn, spec.get(rule["parent"])) if rule["parent"] else None
+        parent = find_model(conn, getattr(job, rule["parent"])) if rule["parent"] else None
         fmt = models.guess_format(path) or artifact.get("format")
         if not fmt:
             return []
-        name = name or default_name(conn, spec, parent, fmt, path)
+        name = name or default_name(conn, job, parent, fmt, path)
         if not project and parent is not None and parent["project_id"] is not None:
             project = conn.execute("SELECT name FROM catalog_projects WHERE id = ?",
                                    (parent["project_id"],)).fetchone()[0]
             projects.add_job(conn, project, job_id)
-        dataset = spec.get("dataset")
+        dataset = job.dataset
         if dataset and conn.execute("SELECT 1 FROM catalog_datasets WHERE name = ?",
                                     (dataset,)).fetchone() is None:
             dataset = None  # a path, not a catalog name

@@ -39,6 +39,9 @@ PIPELINE_SCHEMA = {
                                         {"type": "array", "uniqueItems": True,
                                          "items": {"type": "string", "pattern": NAME_PATTERN}}]},
                     "retries": {"type": "integer", "minimum": 0, "maximum": 5},
+                    # what the step's job writes in its folder, for later steps to read:
+                    # NAME -> path relative to the folder (catalog/step_outputs.py)
+                    "outputs": {"type": "object", "additionalProperties": {"type": "string"}},
                     "cache": {"type": "boolean"},
                 },
                 "oneOf": [{"required": ["kind"], "not": {"required": ["component"]}},

@@ -7,7 +7,6 @@ Steps pass values with ``${...}`` references inside ``with:``:
 """
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,15 +14,16 @@ from typing import Any
 import jsonschema
 import yaml
 
-from catalog import components, entries, lookup, pipeline_graph
+from catalog import components, entries, lookup, pipeline_graph, step_outputs
 from catalog.errors import Duplicate, HasDependants, InvalidInput, NotFound
+from catalog.inputs import REF_RE
 from catalog.names import check_name, split_ref
 from catalog.pipeline_paths import resolve as resolve_paths
 from catalog.pipeline_schema import PIPELINE_SCHEMA
 from catalog.store import now, transaction
+from runners import specs
 
 KIND = "pipeline"
-REF_RE = re.compile(r"\$\{([^}]*)\}")
 _VALIDATOR = jsonschema.Draft202012Validator(PIPELINE_SCHEMA)
 
 
@@ -98,8 +98,8 @@ def check(conn: sqlite3.Connection, definition: dict[str, Any], kinds=components
     """Checks beyond the schema: step kinds, references to earlier steps, params and catalog
     entries that must exist."""
     problems = []
-    earlier: list[str] = []
     params = definition.get("params", {}) or {}
+    step_kinds: dict[str, str | None] = {}
     tables = {"dataset": "catalog_datasets", "model": "catalog_models",
               "environment": "catalog_environments", "component": "catalog_components"}
     for step in definition["steps"]:
@@ -107,22 +107,28 @@ def check(conn: sqlite3.Connection, definition: dict[str, Any], kinds=components
         if "kind" in step and step["kind"] not in kinds:
             problems.append(f"step {name!r}: unknown kind {step['kind']!r} "
                             f"(one of: {', '.join(kinds)})")
+        step_kinds[name] = step.get("kind") if step.get("kind") in kinds else None
         if step.get("component"):
             try:
-                components.get(conn, step["component"])
+                found = components.get(conn, step["component"])
+                step_kinds[name] = found["kind"]
+                given = {**(found.get("params") or {}), **(step.get("with") or {})}
             except NotFound as exc:
                 problems.append(f"step {name!r}: {exc}")
+                given = {}
+        else:
+            given = step.get("with") or {}
+        kind = step_kinds[name]
+        if kind in specs.STEP_SPECS:  # values may be ${...}: checked when the step runs
+            problems += [f"step {name!r}: with: {key!r} is not a parameter of {kind} "
+                         f"(it takes: {', '.join(specs.parameters(kind))})"
+                         for key in specs.unknown_parameters(kind, given)]
         for expr in _exprs(step.get("with", {})):
             parts = expr.split(".")
             if parts[0] == "steps":
                 if len(parts) != 4 or parts[2] != "outputs":
                     problems.append(f"step {name!r}: ${{{expr}}} should read "
                                     "${steps.STEP.outputs.KEY}")
-                elif parts[1] not in earlier:
-                    where = "a later step" if parts[1] in [s["name"] for s in
-                                                           definition["steps"]] else "no step"
-                    problems.append(f"step {name!r}: ${{{expr}}} refers to {where} "
-                                    f"({parts[1]!r}); only earlier steps' outputs can be used")
             elif parts[0] == "params":
                 if len(parts) != 2 or parts[1] not in params:
                     problems.append(f"step {name!r}: ${{{expr}}} is not a declared param "
@@ -130,7 +136,8 @@ def check(conn: sqlite3.Connection, definition: dict[str, Any], kinds=components
             elif parts[0] not in ("datasets", "models"):
                 problems.append(f"step {name!r}: ${{{expr}}} is not a known reference "
                                 "(steps.*.outputs.*, params.*, datasets.*, models.*)")
-        earlier.append(name)
+    # which step outputs a step may read (catalog/step_outputs.py holds the rule)
+    problems += step_outputs.problems(definition["steps"], step_kinds)
     for kind, ref in references(definition):
         try:
             check_name(ref, f"{kind} name")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import socket
 import sqlite3
@@ -17,20 +16,23 @@ import sys
 from typing import Any, Callable
 
 from catalog import components, entries, inputs, pipeline_graph, pipelines
+from catalog import executor as step_exec
 from catalog.errors import InvalidInput, NotFound
 from catalog.executor import StepExecutor, StepOutcome
-from catalog.outputs import register_job_outputs
+from catalog.outputs import FinishedJob, register_job_outputs
+from catalog.step_outputs import declared as step_outputs_of
 from catalog.store import now, transaction
+
+_Resolver = inputs.Resolver  # graph_runs reaches it through this module (its book)
 
 QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
 PENDING, REUSED, NOT_RUN = "pending", "reused", "not-run"
 DONE_STEP = (SUCCEEDED, REUSED)
-WHOLE_REF = re.compile(r"^\$\{\s*([^}]*?)\s*\}$")
 
 
 def _expand_steps(conn, definition: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each step as {name, kind, with, environment, register, timeout}; component defaults
-    are merged under the step's own ``with``."""
+    """Each step as {name, kind, with, environment, register, timeout, outputs}; component
+    defaults are merged under the step's own ``with``."""
     out = []
     for step in definition["steps"]:
         params: dict[str, Any] = {}
@@ -43,7 +45,8 @@ def _expand_steps(conn, definition: dict[str, Any]) -> list[dict[str, Any]]:
         out.append({"name": step["name"], "kind": kind, "with": params,
                     "component": step.get("component"),
                     "environment": step.get("environment") or definition.get("environment"),
-                    "register": step.get("register"), "timeout": step.get("timeout")})
+                    "register": step.get("register"), "timeout": step.get("timeout"),
+                    "outputs": step.get("outputs") or {}})
     return out
 
 
@@ -114,67 +117,6 @@ def _earlier_outputs(conn, pipeline: str, names: list[str], from_step: str,
     raise InvalidInput(f"cannot start pipeline {pipeline!r} from step {from_step!r}: no earlier "
                        f"run{whose} finished the steps before it ({', '.join(names)}); "
                        f"run it from the start ('pipeline run {pipeline}')")
-
-
-class _Resolver:
-    def __init__(self, conn, params, outputs):
-        self.conn, self.params, self.outputs = conn, params, outputs
-        self.used: list[tuple[str, int]] = []
-        # The local paths of the datasets and models the step references: its read-only
-        # inputs, which its job's sandbox shows it (runners/inputs.py), and nothing else.
-        self.inputs: list[str] = []
-
-    def value(self, expr: str) -> Any:
-        parts = expr.split(".", 1)
-        head, rest = parts[0], parts[1] if len(parts) > 1 else ""
-        if head == "params":
-            return self.params[rest]
-        if head == "steps":
-            step, _, key = rest.partition(".outputs.")
-            outs = self.outputs.get(step, {})
-            if key not in outs:
-                raise InvalidInput(f"step {step!r} produced no output {key!r} "
-                                   f"(it produced: {', '.join(outs) or 'nothing'})")
-            return outs[key]
-        if head == "datasets":
-            row = self.conn.execute("SELECT id, uri FROM catalog_datasets WHERE name = ?",
-                                    (rest,)).fetchone()
-            if row is None:
-                raise NotFound(f"dataset {rest!r} is no longer in the catalog")
-            self.used.append(("dataset", row["id"]))
-            self._input(row["uri"])
-            return row["uri"]
-        if head == "models":
-            from catalog import models
-            m = models.get(self.conn, rest)
-            self.used.append(("model", m["id"]))
-            self._input(m["artifact_uri"])
-            return m["artifact_uri"]
-        raise InvalidInput(f"unknown reference ${{{expr}}}")
-
-    def _input(self, uri: str | None) -> None:
-        local = inputs.local_path(uri)
-        if local is not None and str(local) not in self.inputs:
-            self.inputs.append(str(local))
-
-    def step(self, name: str, with_: dict[str, Any] | None) -> dict[str, Any]:
-        """A step's ``with:`` resolved, with its ``inputs``: the datasets it references."""
-        if "inputs" in (with_ or {}):
-            raise InvalidInput(f"step {name!r}: a step's inputs are the catalog datasets it "
-                               "references (${datasets.NAME}); it cannot list paths")
-        return {**self.resolve(with_ or {}), "inputs": list(self.inputs)}
-
-    def resolve(self, value: Any) -> Any:
-        if isinstance(value, str):
-            whole = WHOLE_REF.match(value)
-            if whole:  # keep the referenced value's type (numbers, lists)
-                return self.value(whole.group(1))
-            return pipelines.REF_RE.sub(lambda m: str(self.value(m.group(1).strip())), value)
-        if isinstance(value, dict):
-            return {k: self.resolve(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.resolve(v) for v in value]
-        return value
 
 
 def _set_step(conn, run_id: str, idx: int, **fields) -> None:
@@ -331,18 +273,15 @@ def _submit_step(conn, run: sqlite3.Row, definition: dict[str, Any], step: dict[
     """Resolve a pending step's ``with:`` against the params and earlier outputs, record what it
     uses, mark it running and submit its job: (job id, the spec submitted)."""
     run_id, name = run["id"], step["name"]
-    resolver = _Resolver(conn, definition.get("params", {}) or {}, outputs)
-    spec = {**resolver.step(name, step["with"]), "pipeline_run": run_id, "step": name}
-    for key, value in (("project", definition.get("project")),
-                       ("environment", step.get("environment")),
-                       ("register", step.get("register"))):
-        if value:
-            spec.setdefault(key, value)
+    resolver = inputs.Resolver(conn, definition.get("params", {}) or {}, outputs)
+    spec = step_exec.request(definition, step, resolver.step(name, step["with"]), run_id)
     with transaction(conn):
         for kind, item_id in resolver.used:
             entries.mark_use(conn, kind, item_id, f"run {run_id}")
-    _set_step(conn, run_id, idx, state=RUNNING, started=now(), spec={**step, "resolved": spec})
-    job = executor.submit(step["kind"], spec, run["owner"], json.loads(run["reply_to"]))
+    _set_step(conn, run_id, idx, state=RUNNING, started=now(),
+              spec={**step, "resolved": step_exec.record(step["kind"], spec)})
+    job = executor.submit(step["kind"], spec, run["owner"], json.loads(run["reply_to"]),
+                          readable=tuple(resolver.readable))
     job_id = str(getattr(job, "id", job))
     _set_step(conn, run_id, idx, job_id=job_id)
     return job_id, spec
@@ -367,10 +306,10 @@ def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
         if progress:
             progress(f"{run['pipeline']}: step {name} ({step['kind']})", s["idx"], total)
         job_id = None
-        spec: dict[str, Any] = step.get("resolved") or {}
         try:
             if s["state"] == RUNNING:  # following after a restart: its job exists already
                 job_id = s["job_id"]
+                spec = step_exec.from_record(step["kind"], step.get("resolved") or {})
             else:
                 job_id, spec = _submit_step(conn, run, definition, step, s["idx"], outputs,
                                             executor)
@@ -387,9 +326,10 @@ def _drive(conn: sqlite3.Connection, run_id: str, executor: StepExecutor,
             break
         step_outputs = dict(outcome.outputs)
         try:
+            step_outputs = step_outputs_of(step, outcome.outputs)
             registered = register_job_outputs(
-                conn, {"id": job_id, "kind": step["kind"], "spec": spec, "owner": run["owner"],
-                       "state": SUCCEEDED}, outcome.artifacts, outcome.results, run_id=run_id,
+                conn, FinishedJob.of(job_id, step["kind"], spec, run["owner"]),
+                outcome.artifacts, outcome.results, run_id=run_id,
                 name=step.get("register"), tf_version=outcome.tf_version)
         except Exception as exc:  # noqa: BLE001
             msg = _error_text(exc)

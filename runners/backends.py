@@ -37,8 +37,9 @@ class Backend(Protocol):
     reattach_note: ClassVar[str | None]
 
     @staticmethod
-    def render(kind: Any, spec: dict, workdir: Path, env: Any, settings: dict) -> dict[str, Any]:
-        """A dry run: what would be made. Needs no credentials and sends nothing."""
+    def render(kind: Any, spec: Any, workdir: Path, env: Any, settings: dict) -> dict[str, Any]:
+        """A dry run: what would be made (``spec``: runners/stored.py). Needs no credentials
+        and sends nothing."""
 
     def accepts(self, kind: Any) -> None:
         """Raise JobError when ``kind`` cannot run here."""

@@ -30,6 +30,7 @@ from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, 
 from runners.observing import Observing
 from runners.specs import JobSpec, as_mapping
 from runners.store import JobStore, new_job_id
+from runners.stored import Runtime, build, runtime_of
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +121,11 @@ class Engine(Observing):
         job_id = new_job_id()  # known while preparing: what the job writes names it
         try:
             scratch.mkdir(parents=True)
-            stored = self._prepare(k, {**spec, "job_id": job_id}, scratch, choice)
-            stored.update(place_inputs(spec["inputs"], self.jobs_dir, scratch))  # nothing else
-            if spec.get("labels"):  # the submitter's context (pipeline run, step), kept as given
-                stored["labels"] = {str(a): str(b) for a, b in dict(spec["labels"]).items()}
+            prepared = self._prepare(k, {**spec, "job_id": job_id}, scratch, choice)
+            labels = {str(a): str(b) for a, b in dict(spec.get("labels") or {}).items()}
+            # The submitter's context (pipeline run, step) is kept as given; inputs, nothing else.
+            stored = build(kind, {**prepared, "labels": labels,
+                                  **place_inputs(spec["inputs"], self.jobs_dir, scratch)})
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
                                         backend, self.jobs_dir, max_active, also_active,
                                         job_id=job_id)
@@ -134,7 +136,7 @@ class Engine(Observing):
         self._publish(ev)
         if choice.why:
             self._publish(self.store.append_event(Event(
-                job.id, "info", f"environment: {choice.why}", {"runtime": stored.get("runtime")})))
+                job.id, "info", f"environment: {choice.why}", {"runtime": choice.summary})))
         self._kick(job.id)
         return self.store.get(job.id)
 
@@ -148,14 +150,15 @@ class Engine(Observing):
         g = grant.of_engine(self.jobs_dir, Path(self.config.state_path).parent)
         return {**spec, "inputs": list(resolve_inputs(spec.get("inputs"), g))}
 
-    def _prepare(self, k: JobKind, spec: dict, workdir: Path, choice) -> dict:
-        stored = k.prepare(choice.job_spec(spec), workdir, self.runner_env(choice.summary))
-        return choice.stamp(stored)
+    def _prepare(self, k: JobKind, spec: dict, workdir: Path, choice) -> dict[str, Any]:
+        """What the kind prepared, with its environment: the stored spec's own fields."""
+        env = self.runner_env(runtime_of(choice.summary))
+        return choice.stamp(k.prepare(choice.job_spec(spec), workdir, env))
 
-    def runner_env(self, runtime: dict[str, Any] | None) -> RunnerEnv:
+    def runner_env(self, runtime: Runtime | None) -> RunnerEnv:
         """The interpreter a local job runs with: its environment's, else the configured one."""
-        if runtime and runtime.get("kind") == "local" and runtime.get("python"):
-            return RunnerEnv(Path(runtime["python"]))
+        if runtime is not None and runtime.kind == "local" and runtime.python:
+            return RunnerEnv(Path(runtime.python))
         return self.env
 
     def dry_run(self, kind: str, spec: JobSpec | dict[str, Any], backend: str = "local",
@@ -169,10 +172,10 @@ class Engine(Observing):
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = {**self._prepare(k, spec, scratch, choice), "inputs": spec["inputs"]}
+            stored = build(kind, {**self._prepare(k, spec, scratch, choice),
+                                  "inputs": spec["inputs"]})
             # Rendered from configuration alone: a dry run needs no cluster and no credentials.
-            plan = backend_class(backend).render(k, stored, scratch,
-                                                 self.runner_env(stored.get("runtime")),
+            plan = backend_class(backend).render(k, stored, scratch, self.runner_env(stored.runtime),
                                                  self.settings(backend))
             if choice.why:
                 plan["text"] = f"# environment: {choice.why}\n" + plan["text"]
@@ -368,7 +371,7 @@ class Engine(Observing):
         kind = get_kind(job.kind)
         try:
             handle, notes = self.backend(job.backend).start(
-                job, kind, self.runner_env(job.spec.get("runtime")))
+                job, kind, self.runner_env(job.spec.runtime))
             for note in notes:
                 self._note(job.id, *note)
         except Exception as exc:  # noqa: BLE001 - a job that cannot start fails with the reason

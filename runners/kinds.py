@@ -69,8 +69,9 @@ class K8sPlan:
 @dataclass
 class JobKind:
     name: str
-    # Validate the spec, write what the job needs into its working directory, return the spec
-    # as stored (plain JSON). Raise JobError for bad input.
+    # Validate the request (a mapping), write what the job needs into its working directory,
+    # return the fields of its stored spec (runners/stored.py builds it). Raise JobError for
+    # bad input. Every other callable here is given the typed stored spec.
     prepare: Callable[[dict, Path, RunnerEnv], dict]
     local_plan: Callable[[dict, Path, RunnerEnv], LocalPlan]
     metric_reader: Callable[[], MetricReader] = MetricReader

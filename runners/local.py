@@ -164,7 +164,7 @@ class LocalBackend:
 
     # -- the backend interface (runners/backends.py) ----------------------------------------
     @staticmethod
-    def render(kind, spec: dict, workdir: Path, env, settings: dict) -> dict[str, Any]:
+    def render(kind, spec, workdir: Path, env, settings: dict) -> dict[str, Any]:
         procs = kind.local_plan(spec, workdir, env).procs
         return {"commands": [p.argv for p in procs],
                 "text": "\n".join(shlex.join(str(a) for a in p.argv) for p in procs)}
@@ -177,7 +177,7 @@ class LocalBackend:
         self.accepts(kind)
         plan = with_inputs(kind.local_plan(job.spec, Path(job.workdir), env), job.spec,
                            Path(job.workdir))
-        return self.launch(job.id, Path(job.workdir), plan, job.spec.get("timeout"),
+        return self.launch(job.id, Path(job.workdir), plan, job.spec.timeout,
                            env.runner_python), []
 
     def observe(self, job) -> Observation:
@@ -194,7 +194,7 @@ class LocalBackend:
                     "record: tfdesk or the machine stopped while it ran"))
         if record is None:
             return Observation(log=log_path)
-        state, reason = ending(record, job.spec.get("timeout"), self.limits, log_path)
+        state, reason = ending(record, job.spec.timeout, self.limits, log_path)
         return Observation(ended=True, state=state, reason=reason, log=log_path, collect=True,
                            data={"returncode": record.get("returncode")})
 
@@ -297,12 +297,12 @@ class LocalBackend:
         return True
 
 
-def with_inputs(plan: LocalPlan, spec: dict[str, Any], workdir: Path) -> LocalPlan:
+def with_inputs(plan: LocalPlan, spec, workdir: Path) -> LocalPlan:
     """The plan with the job's read-only inputs (checked at submit: runners/inputs.py), bound
     by the sandbox at their own paths (those from job folders: their private copies), and
     named to every process in ``TFDESK_INPUTS`` (``:``-separated), so a script given a
     catalog entry by name finds it."""
-    inputs, copies = list(spec.get("inputs") or ()), dict(spec.get("input_copies") or {})
+    inputs, copies = list(spec.inputs), dict(spec.input_copies)  # runners/stored.py Stored
     if not inputs:
         return plan
     procs = [dataclasses.replace(p, env={**p.env, "TFDESK_INPUTS": os.pathsep.join(inputs)})

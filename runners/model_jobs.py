@@ -10,6 +10,7 @@ from pathlib import Path
 from converters.model import jobspec
 from runners.isolation import job_env
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
+from runners.stored import StoredModelJob
 
 
 def _prepare(mode: str):
@@ -49,23 +50,23 @@ def copy_in(stored: dict, workdir: Path) -> dict:
 WORKER_CODE = ("converters", "core")
 
 
-def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
+def local_plan(spec: StoredModelJob, workdir: Path, env: RunnerEnv) -> LocalPlan:
     extra = {"PYTHONPATH": str(jobspec.REPO_ROOT)}
-    if spec.get("target") == "onnx":
+    if spec.target == "onnx":
         extra["CUDA_VISIBLE_DEVICES"] = ""
     return LocalPlan([Proc(jobspec.worker_command(env.runner_python),
                            env=job_env(workdir, env.runner_python, extra), name="model")],
                      code=[jobspec.REPO_ROOT / name for name in WORKER_CODE])
 
 
-def describe(spec: dict) -> str:
-    if spec.get("mode") == "infer":
-        return f"{spec.get('name')}, batches {','.join(map(str, spec.get('batches', [])))}"
-    if spec.get("mode") == "evaluate":
-        against = spec.get("against_origin")
-        return (f"{spec.get('name')} on {Path(spec.get('data_origin') or '?').name}"
+def describe(spec: StoredModelJob) -> str:
+    if spec.mode == "infer":
+        return f"{spec.name}, batches {','.join(map(str, spec.batches))}"
+    if spec.mode == "evaluate":
+        against = spec.against_origin
+        return (f"{spec.name} on {Path(spec.data_origin or '?').name}"
                 + (f" vs {Path(against).name}" if against else ""))
-    return f"{spec.get('name')} -> {spec.get('target')} {spec.get('precision')}"
+    return f"{spec.name} -> {spec.target} {spec.precision}"
 
 
 def settle(workdir: Path, log: Path | None, state: str, reason: str) -> tuple[str, str]:
@@ -125,7 +126,7 @@ def _volume(settings: dict) -> Path:
     return Path(local).expanduser()
 
 
-def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
+def infer_k8s(job_id: str, spec: StoredModelJob, workdir: Path, settings: dict):
     import json
 
     from core import pods
@@ -136,19 +137,20 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
     ns = settings.get("namespace", "default")
     name = object_name(job_id)
     mount = settings.get("pvc_mount", "/data")
-    pod_spec = dict(spec, workdir=f"{mount}/{job_id}")
+    worker = spec.worker_spec()  # what the pod's worker reads, as spec.json
+    pod_spec = dict(worker, workdir=f"{mount}/{job_id}")
     # What prepare copied into the job folder (the model, --input samples) goes onto the
     # shared volume, into the job's folder there, where the pod reads it.
     volume, placed = _volume(settings), {}
     for key in ("source", "input"):
-        given = (spec.get(key) or {}).get("path") if key == "source" else spec.get(key)
+        given = (worker.get(key) or {}).get("path") if key == "source" else worker.get(key)
         if not given:
             continue
         src = Path(workdir) / given  # relative to the job folder, as prepare leaves it
         rel = Path(given) if not Path(given).is_absolute() else Path(key) / src.name
         placed[str(src)] = str(volume / job_id / rel)
         on_pod = f"{mount}/{job_id}/{rel}"
-        pod_spec[key] = {**spec[key], "path": on_pod} if key == "source" else on_pod
+        pod_spec[key] = {**worker[key], "path": on_pod} if key == "source" else on_pod
     root = jobspec.REPO_ROOT
     files = [root / "converters" / "__init__.py", *sorted((root / "converters" / "model").glob("*.py"))]
     data = {str(f.relative_to(root)).replace("/", "__"): f.read_text() for f in files}
@@ -157,9 +159,9 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
     cm = {"apiVersion": "v1", "kind": "ConfigMap",
           "metadata": {"name": name + "-code", "namespace": ns, "labels": labels(job_id)},
           "data": data}
-    gpus = int(spec.get("gpus", settings.get("infer_gpus", 1)))
-    runtime = spec.get("runtime") or {}  # the image environment chosen for the job, if any
-    image = runtime.get("image") or settings.get("infer_image", DEFAULT_INFER_IMAGE)
+    gpus = spec.gpus
+    runtime = spec.runtime  # the image environment chosen for the job, if any
+    image = (runtime and runtime.image) or settings.get("infer_image", DEFAULT_INFER_IMAGE)
     container = {"name": "infer", "image": image,
                  "command": ["python", "-m", "converters.model.worker", f"{CODE_DIR}/spec.json"],
                  "env": [{"name": "PYTHONPATH", "value": CODE_DIR},
@@ -171,7 +173,7 @@ def infer_k8s(job_id: str, spec: dict, workdir: Path, settings: dict):
            "volumes": [{"name": "code", "configMap": {"name": name + "-code", "items": items}},
                        {"name": "data", "persistentVolumeClaim": {"claimName": settings["pvc"]}}]}
     try:  # every tfdesk pod: no API token, restricted, requests and limits (core/pods.py)
-        pods.harden(pod, settings, spec, gpus)
+        pods.harden(pod, settings, None, gpus)
     except pods.PodError as exc:
         raise JobError(str(exc)) from None
     if settings.get("node_selector"):

@@ -30,7 +30,7 @@ class IllegalTransition(JobError):
 class Job:
     id: str
     kind: str
-    spec: dict[str, Any]
+    spec: Any  # runners/stored.py StoredSpec: typed per kind, validated when read
     owner: str
     reply_to: dict[str, Any]
     backend: str
@@ -49,7 +49,10 @@ class Job:
         return self.state in ACTIVE
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        from runners.stored import dump
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["spec"] = dump(self.spec)
+        return out
 
 
 @dataclass

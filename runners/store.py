@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from core import statedb
+from runners import stored as stored_spec
 from runners.models import (ACTIVE, QUEUED, STARTING, TERMINAL, TRANSITIONS, Event,
                             IllegalTransition, Job, JobError, UnknownJob)
 
@@ -96,8 +97,9 @@ _JOB_COLS = ("id", "kind", "spec", "owner", "reply_to", "backend", "state", "rea
 
 def _job(row: sqlite3.Row) -> Job:
     d = {k: row[k] for k in _JOB_COLS}
-    for k in ("spec", "reply_to", "handle"):
+    for k in ("reply_to", "handle"):
         d[k] = json.loads(d[k])
+    d["spec"] = stored_spec.load(row["kind"], row["spec"], row["id"])  # typed, or a clear error
     d["cancel_requested"] = bool(d["cancel_requested"])
     return Job(**d)
 
@@ -130,12 +132,17 @@ class JobStore:
         return statedb.transaction(self._db())
 
     # -- jobs ---------------------------------------------------------------------------------
-    def create(self, kind: str, spec: dict, owner: str, reply_to: dict, backend: str,
-               workdir_root: Path, max_active: int | None = None,
+    def create(self, kind: str, spec: stored_spec.StoredSpec | dict, owner: str,
+               reply_to: dict, backend: str, workdir_root: Path, max_active: int | None = None,
                also_active: int = 0, job_id: str | None = None) -> tuple[Job, Event]:
         """Queue a job. ``max_active``: the owner's limit of active jobs (pipeline steps do
         not count; ``also_active`` is what counts besides, e.g. pipeline runs): counted and
-        inserted in one transaction, so parallel submissions never pass it."""
+        inserted in one transaction, so parallel submissions never pass it. ``spec``: typed
+        (runners/stored.py); a mapping is read as an untyped spec is (stored.legacy)."""
+        if not isinstance(spec, (stored_spec.StoredTrain, stored_spec.StoredModelJob)):
+            spec = stored_spec.legacy(kind, spec)
+        elif spec.kind != kind:
+            raise JobError(f"a {spec.kind} spec cannot be stored for a {kind} job")
         now = time.time()
         job_id = job_id or new_job_id()  # given: the id its prepared files already name
         workdir = str(Path(workdir_root) / job_id)
@@ -152,7 +159,7 @@ class JobStore:
                                    "(`/tf jobs --mine`).")
             db.execute("INSERT INTO jobs (id, kind, spec, owner, reply_to, backend, state, created_at,"
                        " workdir) VALUES (?,?,?,?,?,?,?,?,?)",
-                       (job_id, kind, json.dumps(spec), owner, json.dumps(reply_to), backend, QUEUED,
+                       (job_id, kind, stored_spec.dumps(spec), owner, json.dumps(reply_to), backend, QUEUED,
                         now, workdir))
             ev = self._append(db, Event(job_id, "state", f"queued ({kind} on {backend})",
                                         {"state": QUEUED, "from": None}, now))

@@ -13,6 +13,7 @@ from runners.isolation import job_env
 from runners.kinds import JobKind, LocalPlan, Proc, RunnerEnv, register_kind
 from runners.launchers import auto_target, detect_target, settle
 from runners.models import JobError
+from runners.stored import StoredTrain
 from runners.tracking import StepReader, hook_env, install_hook, script_hash
 
 TF_PIN = re.compile(r"tensorflow(?:-cpu|-gpu)?\s*==\s*(\d+\.\d+)")
@@ -135,28 +136,28 @@ def _free_ports(n: int) -> list[int]:
             s.close()
 
 
-def base_env(spec: dict, workdir: Path, env: RunnerEnv) -> dict[str, str]:
+def base_env(spec: StoredTrain, workdir: Path, env: RunnerEnv) -> dict[str, str]:
     """The job's environment (runners/isolation.py job_env, the one builder) with what
     training adds: the epochs asked for, no GPU unless asked."""
     extra: dict[str, str] = {}
     extra.update(hook_env(workdir))
-    if spec.get("epochs"):
-        extra["TFDESK_EPOCHS"] = str(spec["epochs"])
-    if not spec.get("gpus_per_worker"):
+    if spec.epochs:
+        extra["TFDESK_EPOCHS"] = str(spec.epochs)
+    if not spec.gpus_per_worker:
         extra["CUDA_VISIBLE_DEVICES"] = ""
     return job_env(workdir, env.runner_python, extra)
 
 
-def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
+def local_plan(spec: StoredTrain, workdir: Path, env: RunnerEnv) -> LocalPlan:
     py = str(env.runner_python)
-    script = [py, spec["script"], *spec.get("args", [])]
-    n = spec["workers"]
+    script = [py, spec.script, *spec.args]
+    n = spec.workers
     base = base_env(spec, workdir, env)
-    if spec["launcher"] == "horovod":
+    if spec.launcher == "horovod":
         horovodrun = str(env.bin_dir / "horovodrun")
         return LocalPlan([Proc([horovodrun, "--gloo", "-np", str(n), "-H", f"localhost:{n}",
                                 "--network-interface", "lo", *script], base, "horovodrun")])
-    if spec["launcher"] == "tf-distribute" and n > 1:
+    if spec.launcher == "tf-distribute" and n > 1:
         import json
         hosts = [f"localhost:{p}" for p in _free_ports(n)]
         return LocalPlan([Proc(script, {**base, "TF_CONFIG": json.dumps(
@@ -165,18 +166,18 @@ def local_plan(spec: dict, workdir: Path, env: RunnerEnv) -> LocalPlan:
     return LocalPlan([Proc(script, base, "python")])
 
 
-def describe(spec: dict) -> str:
-    bits = [spec.get("script_name", SCRIPT), f"{spec.get('workers', 1)} worker(s)", spec.get("launcher", "")]
-    if spec.get("converted_to"):
-        bits.append(f"converted to {spec['converted_to']}")
+def describe(spec: StoredTrain) -> str:
+    bits = [spec.script_name, f"{spec.workers} worker(s)", spec.launcher]
+    if spec.converted_to:
+        bits.append(f"converted to {spec.converted_to}")
     return ", ".join(b for b in bits if b)
 
 
-def k8s_manifests(job_id: str, spec: dict, workdir: Path, settings):
+def k8s_manifests(job_id: str, spec: StoredTrain, workdir: Path, settings):
     from runners.inputs import on_shared_volume
     from runners.kubernetes.manifests import training_plan
-    on_shared_volume(spec.get("inputs") or (), settings)
-    return training_plan(job_id, spec, (workdir / spec["script"]).read_text(encoding="utf-8"), settings)
+    on_shared_volume(spec.inputs, settings)
+    return training_plan(job_id, spec, (workdir / spec.script).read_text(encoding="utf-8"), settings)
 
 
 def _needs(spec: dict):

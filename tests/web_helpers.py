@@ -43,9 +43,10 @@ class RecordingSteps:
     def __init__(self, store: JobStore, jobs_dir: Path, owner: str):
         self.store, self.jobs_dir, self.owner = store, jobs_dir, owner
 
-    def submit(self, kind, spec, owner, reply_to):
-        job, _ = self.store.create(kind, {**spec, "launcher": "python"}, owner, {}, "local",
-                                   self.jobs_dir)
+    def submit(self, kind, spec, owner, reply_to, readable=()):
+        from runners.specs import as_mapping
+        job, _ = self.store.create(kind, {**as_mapping(kind, spec), "launcher": "python"}, owner,
+                                   {}, "local", self.jobs_dir)
         for st in ("starting", "running", "succeeded"):
             self.store.transition(job.id, st)
         return job.id

@@ -89,8 +89,9 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
     if dry_run:
         plan = engine.dry_run("train", spec, backend, grant=grant)
         # As YAML comments, the findings leave the manifests a valid YAML stream.
+        from runners.stored import dump
         return Reply(text=_with_findings(plan["spec"], plan["text"], comment=backend != "local"),
-                     data=plan)
+                     data={**plan, "spec": dump(plan["spec"])})
     from bot.dispatch import job_limit
     job = engine.submit("train", spec, owner=ctx.owner, reply_to=ctx.reply_to, backend=backend,
                         grant=grant, **job_limit(ctx))
@@ -102,7 +103,7 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
             engine.unsubscribe(token)
         return _job_reply(engine, job.id, judge=True)
     d = _summary(engine, job)
-    where = f"\nenvironment: {job.spec['runtime_why']}" if job.spec.get("runtime_why") else ""
+    where = f"\nenvironment: {job.spec.runtime_why}" if job.spec.runtime_why else ""
     if job.state == "queued":
         where += ("\nqueued: " + ("the scheduler (tfdesk serve) starts it when a slot frees"
                                   if engine.scheduler() else
@@ -115,12 +116,13 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
                  job=JobRef.of(job))
 
 
-def _with_findings(spec: dict, text: str, comment: bool = False) -> str:
-    """The converter's findings (what it changed, what to check) before the job's own text."""
-    report = spec.get("conversion_report")
+def _with_findings(spec, text: str, comment: bool = False) -> str:
+    """The converter's findings (what it changed, what to check) before the job's own text
+    (``spec``: a train job's runners.stored.StoredTrain)."""
+    report = spec.conversion_report
     if not report:
         return text
-    head = f"converted to {spec.get('converted_to')}:\n{report}"
+    head = f"converted to {spec.converted_to}:\n{report}"
     if comment:
         return "\n".join(f"# {line}" if line else "#" for line in head.splitlines()) + "\n" + text
     return f"{head}\n\n{text}"
@@ -149,10 +151,11 @@ def _job_reply(engine, job_id, judge=False):
     d["metrics"] = engine.metrics(job_id)
     d["artifacts"] = engine.artifacts(job_id)
     lines = [_line(d), f"  owner {job.owner}  workdir {job.workdir}",
-             "  spec: " + ", ".join(f"{k}={v}" for k, v in job.spec.items()
-                                 if v not in (None, [], "") and k not in ("runtime", "runtime_why"))]
-    if job.spec.get("runtime_why"):
-        lines.append(f"  environment: {job.spec['runtime_why']}")
+             "  spec: " + ", ".join(f"{k}={v}" for k, v in d["spec"].items()
+                                 if v not in (None, [], "", {}) and
+                                 k not in ("v", "kind", "runtime", "runtime_why"))]
+    if job.spec.runtime_why:
+        lines.append(f"  environment: {job.spec.runtime_why}")
     if job.reason:
         lines.append(f"  reason: {job.reason}")
     lines.append("  events:")
@@ -192,7 +195,7 @@ def _no_model(job, artifacts) -> str:
         return ""
     try:
         from runners.jobfiles import read_job_text  # never through the job's links
-        source = read_job_text(job.workdir, job.spec.get("script", "script.py"))
+        source = read_job_text(job.workdir, getattr(job.spec, "script", "script.py"))
     except OSError:
         source = ""
     computed = [t["line"] for t in save_targets(source) if t["path"] is None]

@@ -38,8 +38,8 @@ def _run(ctx, kind: str, spec: JobSpec, backend: str, detach: bool) -> Reply:
     job = engine.submit(kind, spec, owner=ctx.owner,
                         reply_to=ctx.reply_to, backend=backend, **job_limit(ctx))
     if detach or ctx.reply_to.get("kind") == "slack":
-        env = f" in {job.spec['runtime']['name']}" if job.spec.get("runtime") else ""
-        return Reply(text=f"started job {job.id} ({kind} {job.spec.get('name')}){env}; the report "
+        env = f" in {job.spec.runtime.name}" if job.spec.runtime else ""
+        return Reply(text=f"started job {job.id} ({kind} {job.spec.name}){env}; the report "
                           f"comes back here when it is done. Follow it: tfdesk logs {job.id} --follow",
                      data={"job": job.to_dict()}, job=JobRef.of(job))
 
@@ -128,7 +128,8 @@ def infer(ctx, model, batch, backend, input, signature, gpus, environment, detac
     if dry_run:
         engine = _engine(ctx)
         plan = engine.dry_run("infer", spec, backend)
-        return Reply(text=plan["text"], data=plan)
+        from runners.stored import dump
+        return Reply(text=plan["text"], data={**plan, "spec": dump(plan["spec"])})
     return _run(ctx, "infer", spec, backend, detach)
 
 

@@ -26,7 +26,7 @@ def _model_report(job) -> Reply:
     report = load_report(workdir)
     if job.state == "cancelled":
         report = ModelReport.crashed(f"job {job.id} was cancelled", "cancelled")
-    reply = model_reply(report, workdir, job, job.spec or {})
+    reply = model_reply(report, workdir, job, job.spec)
     # Where the report lies on the server means nothing in Slack: it is uploaded instead.
     reply.text = "\n".join(line for line in reply.text.splitlines()
                            if not line.startswith("report: "))

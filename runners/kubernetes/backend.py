@@ -11,6 +11,7 @@ from runners.kinds import JobKind, K8sPlan
 from runners.kubernetes.schema import validate
 from runners.local import paths
 from runners.models import CANCELLED, FAILED, LOST, SUCCEEDED, Job, JobError
+from runners.stored import StoredSpec
 
 # Where each kind of object lives in the API, and how its status maps onto job states.
 RESOURCES = {
@@ -71,7 +72,7 @@ def explain(exc: Exception, what: str, settings: dict) -> ClusterError:
                         f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
-def plan(kind: JobKind, job_id: str, spec: dict, workdir: Path, settings: dict) -> K8sPlan:
+def plan(kind: JobKind, job_id: str, spec: StoredSpec, workdir: Path, settings: dict) -> K8sPlan:
     """The job's manifests, validated; from configuration alone (no cluster, no credentials)."""
     if kind.k8s_manifests is None:
         raise JobError(f"{kind.name} jobs run only locally")
@@ -98,7 +99,7 @@ class KubernetesBackend:
     reattach_note = "re-attached to the cluster job"
 
     @staticmethod
-    def render(kind: JobKind, spec: dict, workdir: Path, env, settings: dict) -> dict[str, Any]:
+    def render(kind: JobKind, spec: StoredSpec, workdir: Path, env, settings: dict) -> dict[str, Any]:
         import json
 
         import yaml
@@ -155,7 +156,7 @@ class KubernetesBackend:
             time.sleep(delay)
             delay *= 2
 
-    def plan(self, kind: JobKind, job_id: str, spec: dict, workdir: Path) -> K8sPlan:
+    def plan(self, kind: JobKind, job_id: str, spec: StoredSpec, workdir: Path) -> K8sPlan:
         return plan(kind, job_id, spec, workdir, self.settings)
 
     def _create(self, m: dict) -> None:

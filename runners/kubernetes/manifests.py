@@ -8,6 +8,7 @@ from typing import Any
 from core import pods
 from runners.kinds import K8sPlan
 from runners.models import JobError
+from runners.stored import StoredTrain
 from runners.tracking import STEP_EVERY, hook_files
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "tfdesk"}
@@ -33,18 +34,16 @@ def object_name(job_id: str) -> str:
     return f"tfdesk-{job_id}".lower()
 
 
-def image_for(spec: dict, settings: dict) -> str:
-    runtime = spec.get("runtime") or {}
-    if runtime.get("kind") == "image" and runtime.get("image"):
-        return runtime["image"]  # the catalog environment chosen for the job
+def image_for(spec: StoredTrain, settings: dict) -> str:
+    runtime = spec.runtime
+    if runtime is not None and runtime.kind == "image" and runtime.image:
+        return runtime.image  # the catalog environment chosen for the job
     images = {**DEFAULT_IMAGES, **settings.get("images", {})}
     if settings.get("image"):
         images["default"] = settings["image"]
-    version = spec.get("tf_version")
+    version = spec.tf_version
     if version and version in images:
         return images[version]
-    if version and spec.get("tf_version_strict"):
-        raise JobError(f"no image configured for TensorFlow {version}; add it under [kubernetes.images]")
     return images["default"]
 
 
@@ -56,12 +55,12 @@ def service_account(settings: dict) -> dict[str, Any]:
 
 
 def _pod_spec(containers: list[dict], settings: dict, volumes: list[dict], restart: str,
-              spec: dict | None = None, gpus: int = 0) -> dict:
+              spec: StoredTrain | None = None, gpus: int = 0) -> dict:
     """A pod of this job: hardened (core/pods.py: no API token, restricted security context,
     requests and limits), scheduled where the configuration says."""
     pod: dict[str, Any] = {"containers": containers, "volumes": volumes, "restartPolicy": restart}
     try:
-        pods.harden(pod, settings, spec, gpus)
+        pods.harden(pod, settings, spec.resources() if spec is not None else None, gpus)
     except pods.PodError as exc:
         raise JobError(str(exc)) from None
     if settings.get("node_selector"):
@@ -90,14 +89,14 @@ def _volumes(job_id: str, settings: dict) -> tuple[list[dict], list[dict]]:
     return volumes, mounts
 
 
-def _env(job_id: str, spec: dict, settings: dict, home: str | None = None) -> list[dict]:
+def _env(job_id: str, spec: StoredTrain, settings: dict, home: str | None = None) -> list[dict]:
     """The pods' environment; HOME where the non-root uid may write (the job's folder on the
     volume, else /tmp), or the MPI user's home that holds its ssh keys."""
     workdir = f"{settings.get('pvc_mount', '/data')}/{job_id}" if settings.get("pvc") else None
     env = [{"name": "TFDESK_JOB_ID", "value": job_id}, {"name": "PYTHONUNBUFFERED", "value": "1"},
            {"name": "HOME", "value": home or workdir or "/tmp"}]
-    if spec.get("epochs"):
-        env.append({"name": "TFDESK_EPOCHS", "value": str(spec["epochs"])})
+    if spec.epochs:
+        env.append({"name": "TFDESK_EPOCHS", "value": str(spec.epochs)})
     # run tracking: the hook rides in the script's ConfigMap (runners/tracking.py)
     env += [{"name": "PYTHONPATH", "value": SCRIPT_DIR},
             {"name": "TFDESK_TRACK_EVERY", "value": str(STEP_EVERY)}]
@@ -116,21 +115,21 @@ def script_configmap(job_id: str, namespace: str, source: str) -> dict:
             "data": {"script.py": source, **hook_files()}}
 
 
-def training_plan(job_id: str, spec: dict, source: str, settings: dict) -> K8sPlan:
+def training_plan(job_id: str, spec: StoredTrain, source: str, settings: dict) -> K8sPlan:
     ns = settings.get("namespace", "default")
     name = object_name(job_id)
     image = image_for(spec, settings)
     volumes, mounts = _volumes(job_id, settings)
     pull = settings.get("image_pull_policy", "IfNotPresent")
-    script = ["python", f"{SCRIPT_DIR}/script.py", *spec.get("args", [])]
+    script = ["python", f"{SCRIPT_DIR}/script.py", *spec.args]
     run_policy = {"cleanPodPolicy": "Running", "backoffLimit": 0,
                   "ttlSecondsAfterFinished": int(settings.get("ttl_seconds_after_finished", 86400))}
-    if spec.get("timeout"):
-        run_policy["activeDeadlineSeconds"] = max(1, int(spec["timeout"]))
+    if spec.timeout:
+        run_policy["activeDeadlineSeconds"] = max(1, int(spec.timeout))
     cm = script_configmap(job_id, ns, source)
-    workers, gpus = spec["workers"], spec.get("gpus_per_worker", 0)
+    workers, gpus = spec.workers, spec.gpus_per_worker
     meta = {"name": name, "namespace": ns, "labels": labels(job_id)}
-    if spec["launcher"] == "horovod":
+    if spec.launcher == "horovod":
         main, selector = _mpijob(job_id, spec, settings, image, pull, volumes, mounts, script,
                                  run_policy, meta)
     else:
@@ -138,8 +137,8 @@ def training_plan(job_id: str, spec: dict, source: str, settings: dict) -> K8sPl
                      "env": _env(job_id, spec, settings), "volumeMounts": mounts,
                      "command": script}
         if workers > 1:
-            if spec["launcher"] != "tf-distribute":
-                raise JobError(f"{spec.get('script_name', 'the script')} is single-process; "
+            if spec.launcher != "tf-distribute":
+                raise JobError(f"{spec.script_name} is single-process; "
                                f"convert it (--to tf-distribute or --to horovod) to run "
                                f"{workers} workers")
             from runners.kubernetes import tf_distribute
@@ -155,20 +154,20 @@ def training_plan(job_id: str, spec: dict, source: str, settings: dict) -> K8sPl
                     "template": {"metadata": {"labels": labels(job_id)},
                                  "spec": _pod_spec([container], settings, volumes, "Never",
                                                    spec, gpus)}}
-        if spec.get("timeout"):
+        if spec.timeout:
             job_spec["activeDeadlineSeconds"] = run_policy["activeDeadlineSeconds"]
         main = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job_spec}
         selector = f"job-name={name}"
     return K8sPlan(manifests=[cm, main], main=main, log_selector=selector)
 
 
-def _mpijob(job_id: str, spec: dict, settings: dict, image: str, pull: str, volumes: list,
+def _mpijob(job_id: str, spec: StoredTrain, settings: dict, image: str, pull: str, volumes: list,
             mounts: list, script: list, run_policy: dict, meta: dict) -> tuple[dict, str]:
     """The MPIJob (kubeflow.org/v2beta1) for Horovod, set up as mpi-operator v2 runs it: the
     image holds sshd and a non-root MPI user (``[kubernetes] mpi_home``, its uid
     ``run_as_user``); workers run sshd (``mpi_worker_command``), the launcher runs
     horovodrun over the operator's hostfile once every worker is Ready."""
-    workers, gpus = spec["workers"], spec.get("gpus_per_worker", 0)
+    workers, gpus = spec.workers, spec.gpus_per_worker
     slots = int(settings.get("slots_per_worker", max(1, gpus)))
     home = str(settings.get("mpi_home", MPI_HOME))
     port = int(settings.get("mpi_ssh_port", MPI_SSH_PORT))

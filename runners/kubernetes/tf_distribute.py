@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from runners.kinds import K8sPlan
+from runners.stored import StoredTrain
 
 PORT = 2222
 INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
@@ -35,7 +36,7 @@ def hosts(name: str, namespace: str, workers: int, pod_prefix: str | None = None
     return [f"{prefix}-{i}.{name}.{namespace}.svc:{PORT}" for i in range(workers)]
 
 
-def _worker_pod(container: dict, pod_spec: dict, worker_hosts: list[str]) -> dict:
+def _worker_pod(container: dict, pod_spec: StoredTrain, worker_hosts: list[str]) -> dict:
     container = dict(container)
     container["command"] = ["python", "-c", BOOT, *container["command"][1:]]
     container["env"] = [*container["env"],
@@ -45,7 +46,7 @@ def _worker_pod(container: dict, pod_spec: dict, worker_hosts: list[str]) -> dic
 
 
 def _indexed_job_spec(workers: int, container_name: str, pod: dict, labels: dict,
-                      spec: dict) -> dict:
+                      spec: StoredTrain) -> dict:
     out = {"completionMode": "Indexed", "completions": workers, "parallelism": workers,
            "backoffLimit": 0,
            # One worker's failure ends the job at once (the others would wait forever).
@@ -54,17 +55,17 @@ def _indexed_job_spec(workers: int, container_name: str, pod: dict, labels: dict
                 "onExitCodes": {"containerName": container_name, "operator": "NotIn",
                                 "values": [0]}}]},
            "template": {"metadata": {"labels": dict(labels)}, "spec": pod}}
-    if spec.get("timeout"):
-        out["activeDeadlineSeconds"] = max(1, int(spec["timeout"]))
+    if spec.timeout:
+        out["activeDeadlineSeconds"] = max(1, int(spec.timeout))
     return out
 
 
-def jobset_plan(job_id: str, name: str, namespace: str, spec: dict, cm: dict, container: dict,
-                pod_spec: dict, labels: dict, ttl: int) -> K8sPlan:
+def jobset_plan(job_id: str, name: str, namespace: str, spec: StoredTrain, cm: dict, container: dict,
+                pod_spec: StoredTrain, labels: dict, ttl: int) -> K8sPlan:
     """The same workers as one JobSet (jobset.x-k8s.io/v1alpha2), where JobSet is installed:
     JobSet makes the headless Service itself (network.subdomain) and names the pods
     ``<jobset>-worker-0-<index>``."""
-    workers = int(spec["workers"])
+    workers = spec.workers
     pod = _worker_pod(container, pod_spec, hosts(name, namespace, workers, f"{name}-worker-0"))
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
               "metadata": {"name": name, "namespace": namespace, "labels": labels},
@@ -82,11 +83,11 @@ def jobset_plan(job_id: str, name: str, namespace: str, spec: dict, cm: dict, co
                    worker_selector=f"{JOBSET_LABEL}={name}")
 
 
-def plan(job_id: str, name: str, namespace: str, spec: dict, cm: dict, container: dict,
-         pod_spec: dict, labels: dict, ttl: int) -> K8sPlan:
+def plan(job_id: str, name: str, namespace: str, spec: StoredTrain, cm: dict, container: dict,
+         pod_spec: StoredTrain, labels: dict, ttl: int) -> K8sPlan:
     """The Service, then the Indexed Job; ``container`` and ``pod_spec`` come from the shared
     builders (image, mounts, env, GPUs, node selection)."""
-    workers = int(spec["workers"])
+    workers = spec.workers
     pod = {**_worker_pod(container, pod_spec, hosts(name, namespace, workers)), "subdomain": name}
     service = {"apiVersion": "v1", "kind": "Service",
                "metadata": {"name": name, "namespace": namespace, "labels": labels},

@@ -345,7 +345,7 @@ def test_pipeline_step_names_pass_the_commands_path_gate(world):
     jobs = world.env.runtime.jobs.list()
     mine = [j for j in jobs if j.owner == "UCOMP"]  # ran, as UCOMP's job, on UCOMP's file
     assert len(jobs) == before + 1 and len(mine) == 1, text
-    assert mine[0].spec.get("script_name") == "train.py"
+    assert mine[0].spec.script_name == "train.py"
 
 
 def test_cancel_of_another_members_job_leaves_it_running(world):

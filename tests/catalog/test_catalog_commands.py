@@ -68,7 +68,7 @@ def test_pipelines_dependants_status_and_export_import(ctx, tmp_path):
     run(ctx, f"datasets add mnist {data}")
     yml = tmp_path / "p.yaml"
     yml.write_text("name: nightly\nsteps:\n  - name: train\n    kind: train\n"
-                   "    with: {script_path: x.py, data: '${datasets.mnist}'}\n")
+                   "    with: {script_path: x.py, args: ['${datasets.mnist}']}\n")
     r = run(ctx, f"pipelines add - {yml}")
     assert r.ok and r.data["pipeline"]["name"] == "nightly"
     r = run(ctx, "datasets delete mnist")

@@ -122,15 +122,15 @@ def test_pipeline_trains_with_horovod_converts_to_onnx_and_registers_everything(
     jobs = {name: engine.get(steps[name]["job_id"]) for name in ("train", "to-onnx", "bench")}
     # The converted script really ran under horovodrun with two workers.
     train = jobs["train"]
-    assert (train.state, train.spec["launcher"], train.spec["workers"]) == \
+    assert (train.state, train.spec.launcher, train.spec.workers) == \
         ("succeeded", "horovod", 2)
     converted = Path(steps["convert"]["outputs"]["script"]).read_text()
     assert "hvd.DistributedOptimizer" in converted and "if hvd.rank() == 0:" in converted
     assert [m["epoch"] for m in engine.metrics(train.id)][-1] == 2
     for name, job in jobs.items():
         assert job.state == "succeeded", (name, job.reason)
-        assert job.spec["labels"]["pipeline_run"] == st["id"]
-        assert job.spec["labels"]["step"] == name
+        assert job.spec.labels.pipeline_run == st["id"]
+        assert job.spec.labels.step == name
 
     # Every output registered, linked to its job and run (and to its dataset / parent).
     from catalog import models, open_db

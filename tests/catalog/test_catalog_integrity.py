@@ -171,8 +171,8 @@ def test_what_a_pipeline_registers_is_named_by_it_and_inherits_its_project(home,
         got = models.get(conn, "mnist-train")
         job = ctx.services.engine.get(got["job_id"])
         assert got["project"] == "vision"
-        runtime = job.spec["runtime"]
-        assert got["tf_version"] == runtime["tf_version"] and got["tf_version"].count(".") == 2
+        runtime = job.spec.runtime
+        assert got["tf_version"] == runtime.tf_version and got["tf_version"].count(".") == 2
     finally:
         conn.close()
         ctx.services.close()

@@ -8,7 +8,9 @@ import pytest
 from catalog import components, datasets, models, open_db, pipelines, projects, runs
 from catalog.errors import Duplicate, HasDependants, InvalidInput
 from catalog.executor import StepExecutor
-from catalog.outputs import register_job_outputs
+from catalog.outputs import FinishedJob, register_job_outputs
+from runners.specs import EvaluateSpec, TrainSpec
+from runners.stored import Labels
 from tests.catalog_helpers import ProcessEngine
 
 PIPELINE = """
@@ -19,18 +21,18 @@ params: {{epochs: 2}}
 steps:
   - name: convert
     kind: convert-script
-    with: {{script: "{script}", target: horovod{convert_fail}}}
+    with: {{script: "{script}", target: "{convert_target}"}}
   - name: train
     component: hvd-train
     register: mnist-cnn
     with:
       script: ${{steps.convert.outputs.script}}
-      data: ${{datasets.mnist}}
+      args: ["${{datasets.mnist}}"{train_fail}]
       dataset: mnist
-      epochs: ${{params.epochs}}{train_fail}
+      epochs: ${{params.epochs}}
   - name: to-onnx
     kind: convert-model
-    with: {{model: "${{steps.train.outputs.model}}", to: onnx}}
+    with: {{model: "${{steps.train.outputs.model}}", target: onnx}}
   - name: bench
     kind: infer
     with: {{model: "${{steps.to-onnx.outputs.model}}", batch: [1, 8]}}
@@ -52,9 +54,10 @@ def conn(tmp_path):
 
 
 
-def definition(conn, convert_fail="", train_fail=""):
+def definition(conn, convert_target="horovod", train_fail=""):
     return PIPELINE.format(script=conn.execute("PRAGMA database_list").fetchone()[2]
-                           .replace("state.sqlite", "train.py"), convert_fail=convert_fail, train_fail=train_fail)
+                           .replace("state.sqlite", "train.py"), convert_target=convert_target,
+                           train_fail=train_fail)
 
 
 def test_engine_stand_in_implements_the_interface(tmp_path):
@@ -83,14 +86,15 @@ def test_references_are_checked_against_steps_and_catalog(conn):
         steps:
           - name: a
             kind: train
-            with: {x: "${steps.b.outputs.model}", d: "${datasets.nope}", p: "${params.q}"}
+            with: {script: x.py, args: ["${steps.b.outputs.model}", "${datasets.nope}",
+                                        "${params.q}"]}
           - name: b
             component: ghost
     """)
     with pytest.raises(InvalidInput) as info:
         pipelines.add(conn, "p", text, "ann")
     msg = str(info.value)
-    assert "refers to a later step ('b')" in msg
+    assert "names a step it does not run after ('b')" in msg
     assert "dataset 'nope' is not in the catalog" in msg
     assert "not a declared param" in msg
     assert "no component 'ghost'" in msg
@@ -108,9 +112,9 @@ def test_a_full_run_chains_jobs_passes_outputs_and_registers_models(conn, tmp_pa
     assert [s["state"] for s in st["steps"]] == ["succeeded"] * 4
     # Outputs fed forward, component defaults merged, params and dataset URIs resolved.
     train_spec = engine.jobs["job-2"]["spec"]
-    assert train_spec["script"] == st["steps"][0]["outputs"]["script"]
+    assert train_spec["script_path"] == st["steps"][0]["outputs"]["script"]
     assert train_spec["workers"] == 2 and train_spec["epochs"] == 2
-    assert train_spec["data"] == datasets.get(conn, "mnist")["uri"]
+    assert train_spec["args"] == [datasets.get(conn, "mnist")["uri"]]
     assert train_spec["project"] == "vision" and train_spec["pipeline_run"] == run_id
     assert engine.jobs["job-4"]["spec"]["batch"] == [1, 8]
     # Every output registered, linked to its job, run, source model and dataset.
@@ -129,7 +133,7 @@ def test_a_full_run_chains_jobs_passes_outputs_and_registers_models(conn, tmp_pa
 
 
 def test_failure_stops_the_run_and_resume_reuses_earlier_outputs(conn, tmp_path):
-    pipelines.add(conn, None, definition(conn, train_fail="\n      fail: out of memory"), "ann")
+    pipelines.add(conn, None, definition(conn, train_fail=', "--fail=out of memory"'), "ann")
     engine = ProcessEngine(tmp_path / "jobs")
     run1 = runs.start(conn, "mnist-hvd", "ann")
     st = runs.execute(conn, run1, engine)
@@ -149,7 +153,7 @@ def test_failure_stops_the_run_and_resume_reuses_earlier_outputs(conn, tmp_path)
     assert st2["state"] == "succeeded" and st2["resumed_from"] == run1
     assert [s["state"] for s in st2["steps"]] == ["reused"] + ["succeeded"] * 3
     assert st2["steps"][0]["job_id"] == "job-1"  # the convert step did not run again
-    assert engine.jobs["job-3"]["spec"]["script"] == st["steps"][0]["outputs"]["script"]
+    assert engine.jobs["job-3"]["spec"]["script_path"] == st["steps"][0]["outputs"]["script"]
     assert [r["id"] for r in runs.list_runs(conn, "mnist-hvd")] == [run2, run1]
 
     with pytest.raises(InvalidInput, match="has no step 'nope'"):
@@ -157,7 +161,7 @@ def test_failure_stops_the_run_and_resume_reuses_earlier_outputs(conn, tmp_path)
 
 
 def test_resume_without_an_earlier_successful_prefix_is_refused(conn, tmp_path):
-    pipelines.add(conn, None, definition(conn, convert_fail=", fail: syntax error"), "ann")
+    pipelines.add(conn, None, definition(conn, convert_target="fail:syntax error"), "ann")
     run1 = runs.start(conn, "mnist-hvd", "ann")
     assert runs.execute(conn, run1, ProcessEngine(tmp_path / "j"))["state"] == "failed"
     with pytest.raises(InvalidInput, match="no earlier run finished the steps before it"):
@@ -165,7 +169,8 @@ def test_resume_without_an_earlier_successful_prefix_is_refused(conn, tmp_path):
 
 
 def test_a_rejected_submission_fails_the_step_with_its_message(conn, tmp_path):
-    pipelines.add(conn, "p", "steps:\n  - {name: s, kind: evaluate}", "ann")
+    pipelines.add(conn, "p", "steps:\n  - {name: s, kind: evaluate, with: {model: /m, data: /d}}",
+                  "ann")
     st = runs.execute(conn, runs.start(conn, "p", "ann"), ProcessEngine(tmp_path / "j"))
     assert st["state"] == "failed"
     assert "ValueError: unknown job kind evaluate" in st["error"]
@@ -188,26 +193,25 @@ def test_register_job_outputs_from_an_engine_job_is_idempotent(conn, tmp_path):
     sm = tmp_path / "job-9" / "saved_model"
     sm.mkdir(parents=True)
     (sm / "saved_model.pb").write_bytes(b"pb")
-    job = {"id": "job-9", "kind": "train", "state": "succeeded", "owner": "bob",
-           "spec": {"script": "/x/my train.py", "dataset": "mnist"},
-           "artifacts": [{"name": "saved_model", "path": str(sm)}]}
-    made = register_job_outputs(conn, job)
+    spec = TrainSpec(script_path="/x/my train.py", labels=Labels(dataset="mnist"))
+    job = FinishedJob.of("job-9", "train", spec, "bob")
+    arts = [{"name": "saved_model", "path": str(sm)}]
+    made = register_job_outputs(conn, job, arts)
     assert [m["ref"] for m in made] == ["my-train:1"] and made[0]["dataset"] == "mnist"
-    assert [m["ref"] for m in register_job_outputs(conn, job)] == ["my-train:1"]
-    assert register_job_outputs(conn, {**job, "id": "job-10", "state": "failed"}) == []
+    assert [m["ref"] for m in register_job_outputs(conn, job, arts)] == ["my-train:1"]
+    failed = FinishedJob.of("job-10", "train", spec, "bob", state="failed")
+    assert register_job_outputs(conn, failed, arts) == []
 
 
 def test_evaluation_joins_the_models_validation(conn, tmp_path):
     sm = tmp_path / "job-1" / "saved_model"
     sm.mkdir(parents=True)
     (sm / "saved_model.pb").write_bytes(b"pb")
-    job = {"id": "job-1", "kind": "train", "state": "succeeded", "owner": "bob",
-           "spec": {"script": "/x/net.py"}, "artifacts": [{"name": "saved_model", "path": str(sm)}]}
-    [model] = register_job_outputs(conn, job)
+    job = FinishedJob.of("job-1", "train", TrainSpec(script_path="/x/net.py"), "bob")
+    [model] = register_job_outputs(conn, job, [{"name": "saved_model", "path": str(sm)}])
     from catalog import models
     models.update_results(conn, model["ref"], validation={"passed": True, "max_abs": 1e-6})
-    ev = {"id": "job-2", "kind": "evaluate", "state": "succeeded", "owner": "bob",
-          "spec": {"model": model["ref"]}, "artifacts": []}
-    register_job_outputs(conn, ev, results={"evaluation": {"accuracy": 0.9}})
+    ev = FinishedJob.of("job-2", "evaluate", EvaluateSpec(model=model["ref"]), "bob")
+    register_job_outputs(conn, ev, [], results={"evaluation": {"accuracy": 0.9}})
     validation = models.get(conn, model["ref"])["validation"]
     assert validation["passed"] is True and validation["evaluation"] == {"accuracy": 0.9}

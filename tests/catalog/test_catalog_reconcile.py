@@ -240,8 +240,8 @@ def test_deleting_a_model_a_running_pipeline_step_reads_is_refused(home, tmp_pat
         steps:
           - name: tune
             kind: train
-            with: {{script: "{tmp_path / 'gated.py'}", args: ["${{datasets.gates}}/gate"],
-                    base: "${{models.base}}"}}
+            with: {{script: "{tmp_path / 'gated.py'}",
+                    args: ["${{datasets.gates}}/gate", "${{models.base}}"]}}
     """))
     ctx = context(home)
     try:

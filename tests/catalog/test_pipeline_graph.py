@@ -29,11 +29,11 @@ class TimedSteps:
         self.spans: dict[str, list[tuple[float, float]]] = {}
         self.n = 0
 
-    def submit(self, kind, spec, owner, reply_to):
+    def submit(self, kind, spec, owner, reply_to, readable=()):
         with self.lock:
             self.n += 1
             job = f"j-{self.n:04d}"
-            self.jobs[job] = spec["step"]
+            self.jobs[job] = spec.labels.step
         return job
 
     def wait(self, job_id, timeout=None):
@@ -45,7 +45,7 @@ class TimedSteps:
             if self.fail.get(name, 0) > 0:
                 self.fail[name] -= 1
                 return StepOutcome("failed", error="flaky")
-        return StepOutcome("succeeded", {"value": name})
+        return StepOutcome("succeeded", {"model": name})
 
 
 def _run(tmp_path, definition: dict, executor, name="g") -> dict:
@@ -84,7 +84,8 @@ def test_independent_steps_overlap_and_the_join_waits(tmp_path):
              {"name": "a", "kind": "train", "with": {"script": "a.py"}, "after": "prep"},
              {"name": "b", "kind": "train", "with": {"script": "b.py"}, "after": ["prep"]},
              {"name": "join", "kind": "train", "after": ["a", "b"],
-              "with": {"a": "${steps.a.outputs.value}", "b": "${steps.b.outputs.value}"}}]
+              "with": {"script": "j.py",
+                       "args": ["${steps.a.outputs.model}", "${steps.b.outputs.model}"]}}]
     ex = TimedSteps(pause=0.4)
     t0 = time.monotonic()
     st_ = _run(tmp_path, {"steps": steps}, ex)
@@ -123,7 +124,7 @@ def test_an_unchanged_step_is_reused_and_a_changed_one_is_not(tmp_path):
     script.write_text("print('v1')\n")
     steps = [{"name": "fit", "kind": "train", "with": {"script": str(script)}, "cache": True},
              {"name": "use", "kind": "train", "after": "fit",
-              "with": {"m": "${steps.fit.outputs.value}"}}]
+              "with": {"script": "u.py", "args": ["${steps.fit.outputs.model}"]}}]
     first = _run(tmp_path, {"steps": steps}, TimedSteps())
     ex = TimedSteps()
     second = _run(tmp_path, {"steps": steps}, ex)
@@ -182,7 +183,7 @@ def test_a_graph_run_with_one_live_job_is_followed_after_a_crash(tmp_path):
 
         def wait(self, job_id, timeout=None):
             return StepOutcome("failed", error="exit status 1") if job_id == "j-dead" \
-                else StepOutcome("succeeded", {"value": "b"})
+                else StepOutcome("succeeded", {"model": "b"})
 
     st_ = pipeline_runs.follow(conn, run_id, Ends())
     states = {s["name"]: s["state"] for s in st_["steps"]}

@@ -127,7 +127,7 @@ def test_infer_predicts_and_benchmarks_as_a_job(zoo, tmp_path):
                                           "input": str(tmp_path / "x.npz")}, RUNNER,
                                 {"iterations": 5, "warmup": 1, "budget_s": 1},
                                 home=tmp_path / "home", progress=lambda m, d, t: seen.append(m))
-    assert job.spec["input"] == "inputs/samples.npz"
+    assert job.spec.input == "inputs/samples.npz"
     assert report["status"] == "succeeded", report
     assert any(m.startswith("benchmark") for m in seen)
     preds = np.load(Path(job.workdir) / "predictions.npz")["probs"]

@@ -251,7 +251,7 @@ def test_csv_and_tfrecord_give_the_same_scores(converted, tmp_path):
                                              "data": str(tmp_path / "test.tfrecord"),
                                              "metrics": "acc,top-5"}, RUNNER,
                                 home=tmp_path / "home")
-    assert job.spec["data"] == "inputs/test.tfrecord" and job.spec["source"]["kind"] == "onnx"
+    assert job.spec.data == "inputs/test.tfrecord" and job.spec.source["kind"] == "onnx"
     assert report["status"] == "succeeded", report
     tf_ev = report["evaluation"]
     assert tf_ev["data"] == {"file": "test.tfrecord", "format": "tfrecord", "rows": 40}

@@ -216,7 +216,7 @@ def test_a_cluster_job_reads_inputs_only_from_the_shared_volume(tmp_path):
     grant = Grant(anywhere=True)
     plan = engine.dry_run("train", {**spec, "inputs": [str(volume / "x.npz")]}, "kubernetes",
                           grant=grant)
-    assert plan["spec"]["inputs"] == [str((volume / "x.npz").resolve())]
+    assert plan["spec"].inputs == (str((volume / "x.npz").resolve()),)
     with pytest.raises(JobError, match="not on the shared volume"):
         engine.dry_run("train", {**spec, "inputs": [str(elsewhere / "x.npz")]}, "kubernetes",
                        grant=grant)
@@ -258,7 +258,7 @@ def test_an_entry_of_another_jobs_folder_is_a_private_copy_at_its_own_path(tmp_p
         job = engine.submit("train", {"script_path": str(reader), "convert": "none",
                                       "inputs": [str(model)], "args": [str(model), str(secret)]},
                             grant=member)
-        assert set(job.spec["input_copies"]) == {str(model.resolve())}
+        assert set(job.spec.input_copies) == {str(model.resolve())}
         done = engine.wait(job.id, timeout=60)
         log = engine.read_log(job.id)
         assert done.state == "succeeded", log

@@ -154,7 +154,8 @@ def _pods(plan):
 @pytest.mark.parametrize("launcher,workers", [("horovod", 2), ("python", 1), ("tf-distribute", 2)])
 def test_pods_get_no_service_account_token_unless_configured(launcher, workers):
     from runners.kubernetes.manifests import training_plan
-    spec = {"workers": workers, "launcher": launcher, "args": [], "gpus_per_worker": 0}
+    from runners.stored import build
+    spec = build("train", {"workers": workers, "launcher": launcher})
     settings = {"image": "registry.example/tf:2.15", "service_account": "runner"}
     for pod in _pods(training_plan("j1", spec, "print(1)\n", settings)):
         assert pod["automountServiceAccountToken"] is False

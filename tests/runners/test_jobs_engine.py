@@ -298,7 +298,7 @@ model.compile(optimizer=tf.keras.optimizers.SGD(0.01), loss="mse")
 model.fit(np.zeros((8, 4)), np.zeros((8, 1)), epochs=2)
 """
     plan = engine.dry_run("train", {"script_source": source, "script_name": "fit.py", "workers": 2})
-    assert plan["spec"]["converted_to"] == "horovod" and plan["spec"]["launcher"] == "horovod"
+    assert plan["spec"].converted_to == "horovod" and plan["spec"].launcher == "horovod"
     assert "horovodrun --gloo -np 2 -H localhost:2" in plan["text"]
     plan = engine.dry_run("train", {"script_source": source, "workers": 2, "convert": "tf-distribute"})
-    assert plan["spec"]["launcher"] == "tf-distribute" and len(plan["commands"]) == 2
+    assert plan["spec"].launcher == "tf-distribute" and len(plan["commands"]) == 2

@@ -67,7 +67,7 @@ def test_horovod_two_workers_end_to_end(tmp_path, runner):
     try:
         script = write(tmp_path / "hvd_train.py", HOROVOD_SCRIPT)
         job = eng.submit("train", {"script_path": str(script), "workers": 2, "epochs": 2})
-        assert job.spec["launcher"] == "horovod"
+        assert job.spec.launcher == "horovod"
         job = eng.wait(job.id, timeout=400)
         log = eng.read_log(job.id)
         assert job.state == "succeeded", f"{job.reason}\n{log[-3000:]}"
@@ -90,7 +90,7 @@ def test_tf_distribute_two_workers(tmp_path, runner):
     try:
         script = write(tmp_path / "mwms.py", MWMS_SCRIPT)
         job = eng.submit("train", {"script_path": str(script), "workers": 2, "epochs": 2})
-        assert job.spec["launcher"] == "tf-distribute"
+        assert job.spec.launcher == "tf-distribute"
         job = eng.wait(job.id, timeout=400)
         log = eng.read_log(job.id)
         assert job.state == "succeeded", f"{job.reason}\n{log[-3000:]}"

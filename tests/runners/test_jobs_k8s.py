@@ -14,6 +14,7 @@ import runners.training  # noqa: F401  (registers "train")
 from runners.kinds import get_kind
 from runners.kubernetes.schema import ManifestError, validate
 from runners.models import JobError
+from runners.stored import build
 
 pytestmark = pytest.mark.timeout(120)
 HVD = """
@@ -45,7 +46,8 @@ def engine(tmp_path, stub):
 def _plan(tmp_path, source, **spec):
     kind = get_kind("train")
     from runners.engine import RunnerEnv
-    stored = kind.prepare({"script_source": source, **spec}, tmp_path, RunnerEnv(tmp_path / "py"))
+    stored = build("train", kind.prepare({"script_source": source, **spec}, tmp_path,
+                                         RunnerEnv(tmp_path / "py")))
     return kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path, SETTINGS)
 
 

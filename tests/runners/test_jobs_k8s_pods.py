@@ -18,6 +18,7 @@ from runners.kinds import get_kind
 from runners.kubernetes.backend import place_on_volume
 from runners.kubernetes.schema import validate
 from runners.models import JobError
+from runners.stored import build
 
 HVD = "import horovod.tensorflow.keras as hvd\nhvd.init()\n"
 MWMS = "import tensorflow as tf\nstrategy = tf.distribute.MultiWorkerMirroredStrategy()\n"
@@ -27,8 +28,8 @@ LAYOUTS = [(HVD, 2, {}), (SINGLE, 1, {}), (MWMS, 2, {}), (MWMS, 3, {"tf_distribu
 
 def _plan(tmp_path, source, workers, config, **spec):
     kind = get_kind("train")
-    stored = kind.prepare({"script_source": source, "workers": workers, **spec}, tmp_path,
-                          RunnerEnv(tmp_path / "py"))
+    stored = build("train", kind.prepare({"script_source": source, "workers": workers, **spec},
+                                         tmp_path, RunnerEnv(tmp_path / "py")))
     return kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path, {"namespace": "ml", **config})
 
 
@@ -90,7 +91,8 @@ def test_inference_and_tensorrt_pods_are_hardened(tmp_path):
     model = tmp_path / "data" / "m.onnx"
     model.parent.mkdir()
     model.write_bytes(b"onnx")
-    spec = {"model": str(model), "source": {"kind": "onnx", "path": str(model)}, "gpus": 1}
+    spec = build("infer", {"model": str(model), "source": {"kind": "onnx", "path": str(model)},
+                           "gpus": 1})
     plan = get_kind("infer").k8s_manifests("j2", spec, tmp_path, {
         "pvc": "data", "pvc_local_path": str(tmp_path / "data"), "run_as_user": 4242})
     for m in plan.manifests:

@@ -17,6 +17,7 @@ import runners.training  # noqa: F401  (registers "train")
 from runners.kinds import get_kind
 from runners.kubernetes.schema import validate
 from runners.kubernetes.tf_distribute import BOOT
+from runners.stored import build
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,8 +53,9 @@ def stub():
 def _plan(tmp_path, workers=3, **spec):
     kind = get_kind("train")
     from runners.kinds import RunnerEnv
-    stored = kind.prepare({"script_source": LOOP, "workers": workers, "convert": "tf-distribute",
-                           **spec}, tmp_path, RunnerEnv(tmp_path / "py"))
+    stored = build("train", kind.prepare({"script_source": LOOP, "workers": workers,
+                                          "convert": "tf-distribute", **spec},
+                                         tmp_path, RunnerEnv(tmp_path / "py")))
     return kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path,
                               {"namespace": "ml", "pvc": "datasets", "image": "tf:2.21"})
 
@@ -168,8 +170,9 @@ def test_jobset_is_valid_against_jobsets_own_crd_schema(tmp_path):
     from runners.kubernetes.schema import ManifestError
     kind = get_kind("train")
     from runners.kinds import RunnerEnv
-    stored = kind.prepare({"script_source": LOOP, "workers": 2, "convert": "tf-distribute"},
-                          tmp_path, RunnerEnv(tmp_path / "py"))
+    stored = build("train", kind.prepare({"script_source": LOOP, "workers": 2,
+                                          "convert": "tf-distribute"},
+                                         tmp_path, RunnerEnv(tmp_path / "py")))
     plan = kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path,
                               {"namespace": "ml", "tf_distribute": "jobset"})
     cm, jobset = plan.manifests

@@ -115,10 +115,10 @@ def test_engine_refuses_before_a_job_exists_and_records_the_choice(tmp_path):
                                  "convert": "tf-distribute"})
         assert eng.list() == []
         plan = eng.dry_run("train", {"script_source": K3_LOOP, "workers": 1})
-        assert plan["spec"]["runtime"]["name"] == "runner-tf221"
+        assert plan["spec"].runtime.name == "runner-tf221"
         assert plan["text"].startswith("# environment: picked runner-tf221")
         job = eng.submit("train", {"script_source": "print(1)\n", "environment": "runner-tf221"})
-        assert job.spec["runtime"]["name"] == "runner-tf221" and "as asked" in job.spec["runtime_why"]
+        assert job.spec.runtime.name == "runner-tf221" and "as asked" in job.spec.runtime_why
         assert any(e.message.startswith("environment: environment runner-tf221")
                    for e in eng.events(job.id))
     finally:
@@ -197,10 +197,10 @@ def test_pipeline_steps_run_each_in_their_own_environment(tmp_path, monkeypatch)
         _, r = run_line(ctx, "pipeline run two-runtimes")
         assert r.ok, r.text
         engine = ctx.services.engine
-        jobs = {j.spec["labels"]["step"]: j for j in engine.list()}
+        jobs = {j.spec.labels.step: j for j in engine.list()}
         for step, env in (("first", "old"), ("second", "new")):
             job = jobs[step]
-            assert job.state == "succeeded" and job.spec["runtime"]["name"] == env
+            assert job.state == "succeeded" and job.spec.runtime.name == env
             assert f"PY {tmp_path / env / 'bin' / 'python'}" in engine.read_log(job.id)
     finally:
         ctx.services.close()
@@ -280,9 +280,9 @@ def test_auto_conversion_of_a_keras3_script_is_tf_distribute(tmp_path):
     try:
         plan = eng.dry_run("train", {"script_source": (SCRIPTS / "keras3_loop.py").read_text(),
                                      "workers": 2})
-        assert plan["spec"]["converted_to"] == "tf-distribute"
-        assert plan["spec"]["runtime"]["name"] == "runner-tf221"
+        assert plan["spec"].converted_to == "tf-distribute"
+        assert plan["spec"].runtime.name == "runner-tf221"
         plan = eng.dry_run("train", {"script_source": TFK_FIT, "workers": 2})
-        assert plan["spec"]["converted_to"] == "horovod" and plan["spec"]["runtime"]["name"] == "runner"
+        assert plan["spec"].converted_to == "horovod" and plan["spec"].runtime.name == "runner"
     finally:
         eng.close()

@@ -116,8 +116,10 @@ def test_the_indexed_job_pods_command_trains_in_sync(tmp_path):
     from runners.kinds import RunnerEnv, get_kind
     source = (REPO / "tests" / "scripts" / "keras3_loop.py").read_text()
     kind = get_kind("train")
-    stored = kind.prepare({"script_source": source, "workers": 2, "convert": "tf-distribute"},
-                          tmp_path, RunnerEnv(KERAS3))
+    from runners.stored import build
+    stored = build("train", kind.prepare({"script_source": source, "workers": 2,
+                                          "convert": "tf-distribute"},
+                                         tmp_path, RunnerEnv(KERAS3)))
     job = kind.k8s_manifests("j-0a1b2c3d", stored, tmp_path, {"namespace": "ml"}).main
     container = job["spec"]["template"]["spec"]["containers"][0]
     assert container["command"][0] == "python" and container["command"][3] == "/tfdesk/script/script.py"

@@ -120,7 +120,8 @@ def test_params_of_a_training_job(tmp_path):
     assert rows[0].params == {"kind": "train", "backend": "local", "workers": "2",
                               "target": "horovod", "script": "train.py",
                               "script_sha256": "ab" * 32, "environment": "tf215",
-                              "project": "vision", "flag.lr": "0.1", "flag.epochs": "3"}
+                              "project": "vision", "flag.lr": "0.1", "flag.epochs": "3",
+                              "gpus_per_worker": "0"}  # every stored train spec has it
     assert run_list.list_runs(conn, RunQuery(project="VISION"))[1] == 1
 
 
@@ -349,8 +350,9 @@ def test_cluster_pods_carry_the_hook(launcher, workers):
     """On Kubernetes the hook rides in the script's ConfigMap and is first on PYTHONPATH of
     every container that runs the script."""
     from runners.kubernetes.manifests import SCRIPT_DIR, training_plan
-    plan = training_plan("j-0a1b2c3d", {"workers": workers, "launcher": launcher,
-                                        "script_name": "s.py", "gpus_per_worker": 0},
+    from runners.stored import build
+    plan = training_plan("j-0a1b2c3d", build("train", {"workers": workers, "launcher": launcher,
+                                                       "script_name": "s.py"}),
                          "print(1)\n", {"image": "tensorflow/tensorflow:2.15.0"})
     (cm,) = [m for m in plan.manifests if m["kind"] == "ConfigMap"]
     assert set(cm["data"]) == {"script.py", "sitecustomize.py", "tfdesk_track.py"}
