@@ -230,3 +230,32 @@ def failure(o: Outcome) -> str | None:
         return (f"{o.step.where}: `{o.step.text}` does not print what the page shows: "
                 f"{claim!r}\n--- it printed:\n{tail}")
     return None
+
+
+# Every command line the docs print, marked or not, is one tfdesk's own parser reads.
+INLINE = re.compile(r"`((?:\.venv/bin/)?tfdesk [^`]+|/tf [^`]+)`")
+PROMPTS = re.compile(r"^\s*(?:\$ |tfdesk> )?(?:[A-Z_]+=\S+ )*(?:\.venv/bin/)?(tfdesk |/tf )(.*)$")
+SYNOPSIS = re.compile(r"\[|\||\.\.\.|…|<|\$\(")  # a usage line or an excerpt, not a command
+
+
+def command_lines(text: str, page: str) -> list[tuple[str, str]]:
+    """(where, the words after `tfdesk` or `/tf`) for each command a page prints: in inline
+    code, and on the lines of its code blocks; usage lines (`[--flag]`, `A|B`) are left out."""
+    out, fence = [], None
+    for n, line in enumerate(text.splitlines(), 1):
+        f = FENCE.match(line)
+        if f and (fence is None or f["fence"].startswith(fence)):
+            fence = None if fence else f["fence"]
+            continue
+        found = []
+        if fence:
+            m = PROMPTS.match(line)
+            if m and not line.rstrip().endswith("\\"):
+                found.append(m.group(2))
+        else:
+            found += [m.group(1).split(" ", 1)[1] for m in INLINE.finditer(line)]
+        for words in found:
+            words = re.sub(r"\s+#.*$", "", words).strip()
+            if words and not SYNOPSIS.search(words) and not words.endswith("..."):
+                out.append((f"{page}:{n}", words))
+    return out

@@ -13,6 +13,7 @@ from tests.house.guides import (GuideError, blocks, failure, guide_steps, nav_pa
                                 steps, unmet_claim)
 
 QUICK_TIMEOUT_S, SLOW_TIMEOUT_S = 300, 600
+UNKNOWN = ("unrecognized arguments", "invalid choice", "needs a sub-command")
 
 
 def test_the_guides_are_marked_and_read():
@@ -110,3 +111,38 @@ def test_the_guides_run_as_written_without_training(tmp_path):
 def test_the_guides_run_as_written(tmp_path):
     """Everything, training and pipelines included, in one fresh home (about 4 minutes)."""
     _follow(tmp_path, slow=True)
+
+
+def test_every_command_the_docs_print_is_one_tfdesk_reads():
+    """Each `tfdesk ...` / `/tf ...` line of every page and README.md, runnable or not, names
+    a command, sub-command and options that tfdesk's own parser knows. (Prose names commands
+    with placeholders and without their arguments: only unknown words are errors here.)"""
+    from bot.parser import UsageError, parse
+    from tests.house.guides import REPO, SITE_DOCS, command_lines
+    pages = sorted(SITE_DOCS.rglob("*.md")) + [REPO / "README.md"]
+    lines = [c for p in pages for c in command_lines(p.read_text(encoding="utf-8"),
+                                                      str(p.relative_to(REPO)))]
+    assert len(lines) > 100
+    bad = []
+    for where, words in lines:
+        try:
+            parse(words)
+        except UsageError as e:
+            if any(w in str(e) for w in UNKNOWN):
+                bad.append(f"{where}: {words!r}: {e}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc", [
+    "Run `tfdesk trian train.py` now.",
+    "```bash\ntfdesk train train.py --wokers 2   # typo\n```\n",
+    "```console\n$ tfdesk pipeline go mnist\n```\n",
+    "```text\n/tf datasets add x ./x.npz --tags a\n```\n",
+])
+def test_a_misprinted_command_is_caught(doc):
+    from bot.parser import UsageError, parse
+    from tests.house.guides import command_lines
+    (where, words), = command_lines(doc, "p.md")
+    with pytest.raises(UsageError) as e:
+        parse(words)
+    assert any(w in str(e.value) for w in UNKNOWN)
