@@ -139,7 +139,9 @@ def write_merged(merged: Merged, path: Path) -> None:
                                ensure_ascii=False) + "\n")
         return doc_ids[text]
 
-    with lzma.open(tmp, "wt", encoding="utf-8", preset=6) as f:
+    # xz -9e: a 64 MiB window holds the whole file, so an older docstring costs only what
+    # differs from its newer text (1.72 MB shipped; preset 6: 2.05 MB).
+    with lzma.open(tmp, "wt", encoding="utf-8", preset=9 | lzma.PRESET_EXTREME) as f:
         f.write(json.dumps({"type": "meta", "format": MERGED_FORMAT,
                             "releases": [asdict(r) for r in merged.releases]}) + "\n")
         for name in sorted(merged.spans):
