@@ -123,8 +123,7 @@ class Engine(Observing):
             scratch.mkdir(parents=True)
             prepared = self._prepare(k, {**spec, "job_id": job_id}, scratch, choice)
             labels = {str(a): str(b) for a, b in dict(spec.get("labels") or {}).items()}
-            # The submitter's context (pipeline run, step) is kept as given; inputs, nothing else.
-            stored = build(kind, {**prepared, "labels": labels,
+            stored = build(kind, {**prepared, "labels": labels,  # the submitter's, as given
                                   **place_inputs(spec["inputs"], self.jobs_dir, scratch)})
             job, ev = self.store.create(kind, stored, owner, reply_to or {"kind": "terminal"},
                                         backend, self.jobs_dir, max_active, also_active,
@@ -152,8 +151,8 @@ class Engine(Observing):
 
     def _prepare(self, k: JobKind, spec: dict, workdir: Path, choice) -> dict[str, Any]:
         """What the kind prepared, with its environment: the stored spec's own fields."""
-        env = self.runner_env(runtime_of(choice.summary))
-        return choice.stamp(k.prepare(choice.job_spec(spec), workdir, env))
+        return choice.stamp(k.prepare(choice.job_spec(spec), workdir,
+                                      self.runner_env(runtime_of(choice.summary))))
 
     def runner_env(self, runtime: Runtime | None) -> RunnerEnv:
         """The interpreter a local job runs with: its environment's, else the configured one."""
@@ -172,8 +171,7 @@ class Engine(Observing):
         scratch = self.jobs_dir / f".dry-{secrets.token_hex(4)}"
         try:
             scratch.mkdir(parents=True)
-            stored = build(kind, {**self._prepare(k, spec, scratch, choice),
-                                  "inputs": spec["inputs"]})
+            stored = build(kind, {**self._prepare(k, spec, scratch, choice), "inputs": spec["inputs"]})
             # Rendered from configuration alone: a dry run needs no cluster and no credentials.
             plan = backend_class(backend).render(k, stored, scratch, self.runner_env(stored.runtime),
                                                  self.settings(backend))

@@ -49,10 +49,8 @@ class Job:
         return self.state in ACTIVE
 
     def to_dict(self) -> dict[str, Any]:
-        from runners.stored import dump
-        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        out["spec"] = dump(self.spec)
-        return out
+        return {**{k: getattr(self, k) for k in self.__dataclass_fields__},
+                "spec": self.spec.to_dict()}
 
 
 @dataclass

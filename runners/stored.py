@@ -72,6 +72,10 @@ class Stored:
     tf_version: str | None = None      # the TensorFlow the work needs (picks an image)
     timeout: float | None = None       # wall-clock seconds, then the job is stopped
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, as the row holds it (``--json`` shows this)."""
+        return dump(self)  # type: ignore[arg-type]
+
 
 @dataclass(frozen=True)
 class StoredTrain(Stored):
