@@ -125,7 +125,7 @@ class Answers:
             out.warning = (f"question search by meaning is off ({self.questions.semantic_error}"
                               "); these answers match the question's words only")
         if results and results[0]["match"] == "text" and in_words:
-            out.unsure = self.unsure(results[0]["score"]) or None
+            out.unsure = self.unsure(results[0]["score"], self.questions.confidence) or None
         if absent is None and (not results and DOTTED_PATH.fullmatch(q) or results and
                                self._not_held(q, results[0]["name"], results[0]["match"], True)):
             missing = self.unknown(q, results)
@@ -192,11 +192,13 @@ class Answers:
                 "and tf-slim")}
 
     @staticmethod
-    def unsure(score: float) -> str:
+    def unsure(score: float, conf: dict | None = None) -> str:
         """Said when a question's first answer scores as a guess (the threshold and its
-        measured hit rates come from the ranker's fit, ranking.yaml)."""
-        from knowledge_base.qa.questions import ranking  # NumPy: for questions in words only
-        conf = ranking().get("confidence") or {}
+        measured hit rates come from the ranker's fit, ranking.yaml; ``conf``: its
+        confidence section, when the caller has it already)."""
+        if conf is None:
+            from knowledge_base.qa.questions import ranking  # NumPy: for questions in words
+            conf = ranking().get("confidence") or {}
         if not conf or score >= conf["unsure_below"]:
             return ""
         below = conf["below"]

@@ -6,7 +6,6 @@ import functools
 import re
 from pathlib import Path
 
-from knowledge_base import yaml_data
 from knowledge_base.words import STOPWORDS
 
 DATA = Path(__file__).parent / "data" / "concepts.yaml"
@@ -17,6 +16,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 def load(stem, path: Path = DATA) -> list[tuple[list[tuple[str, ...]], list[str]]]:
     """[(phrases as stems in order, meant names)]. Stop words are left out, as they are of
     questions."""
+    from knowledge_base import yaml_data  # PyYAML: once, when prepared (QuestionIndex.prepared)
     out = []
     for item in yaml_data.load(path.read_text()) or []:
         phrases = [tuple(dict.fromkeys(stem(w) for w in _WORD.findall(str(p).lower())
@@ -33,13 +33,15 @@ def words(stem) -> frozenset[str]:
     return frozenset(w for phrases, _ in load(stem) for p in phrases for w in p)
 
 
-def meant(stems: set[str], stem, order: list[str] | None = None) -> list[tuple[str, int, int]]:
+def meant(stems: set[str], stem, order: list[str] | None = None,
+          table: list | None = None) -> list[tuple[str, int, int]]:
     """Names the question's words point at, for every concept one of whose phrases is wholly
     in the question, in the phrase's order when the question's word ``order`` is given
     ("batch normalization layer" says "batch normalization", not "layer normalization"):
-    (name, its rank within the concept (0 first), words of the longest phrase matched)."""
+    (name, its rank within the concept (0 first), words of the longest phrase matched).
+    ``table``: :func:`load`'s table when the caller has it already (prepared beside the KB)."""
     out: list[tuple[str, int, int]] = []
-    for phrases, names in load(stem):
+    for phrases, names in load(stem) if table is None else table:
         longest = max((len(p) for p in phrases
                        if set(p) <= stems and (order is None or _in_order(p, order))), default=0)
         if longest:

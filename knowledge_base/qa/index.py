@@ -7,11 +7,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from knowledge_base.errors import KBError
 from knowledge_base.names import clean_query, is_name, wants_compat
 from knowledge_base.search import Hit, Searcher
+
+QUESTION_SUFFIX = ".question"  # prepared beside the KB (see QuestionIndex.prepared)
 
 if TYPE_CHECKING:  # imported where used: a name lookup needs neither NumPy nor LightGBM
     from knowledge_base.qa import phrasebook, semantic
@@ -28,10 +31,64 @@ class QuestionIndex:
 
     # Read on the first question in words (a name lookup never needs them).
     @cached_property
+    def prepared(self) -> dict:
+        """What questions read from the KB and the shipped data (the words index's document
+        counts, the concept table, the phrasebooks with their names resolved to this KB's
+        ids), prepared once and kept beside the KB for later processes
+        (knowledge_base/prepared.py): a shell's question maps it instead of decompressing
+        and resolving again."""
+        from knowledge_base import name_cache, prepared, words, yaml_data
+        from knowledge_base.qa import concepts, phrasebook, questions, trees
+        db = self.lookup.db
+        # The data, and the code that reads it: a change to either prepares it again.
+        inputs = [*phrasebook.BOOKS.values(), concepts.DATA, questions.RANKER,
+                  questions.RANKING, Path(__file__),
+                  *(Path(m.__file__) for m in (phrasebook, concepts, questions, trees, words,
+                                               yaml_data))]
+        made_from = prepared.stamp("question", name_cache.stamp(name_cache.kb_file(db)),
+                                   *(prepared.file_stamp(p) for p in inputs))
+        return prepared.cached(prepared.beside(db, QUESTION_SUFFIX), made_from, self._prepare)
+
+    def _prepare(self) -> dict:
+        from knowledge_base.qa import concepts, phrasebook, questions, semantic
+        from knowledge_base.words import stem
+        try:
+            ranker = questions.ranker().pack()
+        except questions.RankerUnavailable as exc:
+            ranker = {"ranker.error": str(exc)}  # said when a question needs it
+        return {"df": dict(self.lookup.db.execute("SELECT term, doc FROM symbols_fts_vocab")),
+                "concepts": concepts.load(stem),
+                "confidence": questions.ranking().get("confidence") or {}, **ranker,
+                **phrasebook.pack(phrasebook.load_all(semantic.MODEL, self.lookup.name_to_id))}
+
+    @cached_property
+    def ranker(self):
+        """The question ranker (:func:`knowledge_base.qa.questions.ranker`)."""
+        from knowledge_base.qa import questions, trees
+        if "ranker.error" in self.prepared:
+            raise questions.RankerUnavailable(self.prepared["ranker.error"])
+        return trees.Forest.unpack(self.prepared)
+
+    @cached_property
+    def confidence(self) -> dict:
+        """The ranker's confidence threshold and its hit rates (ranking.yaml)."""
+        return self.prepared["confidence"]
+
+    @cached_property
     def df(self) -> dict[str, int]:
         """Documents per (Porter-stemmed) term of the words index, to leave out words too
         common to matter."""
-        return dict(self.lookup.db.execute("SELECT term, doc FROM symbols_fts_vocab"))
+        return self.prepared["df"]
+
+    @cached_property
+    def concepts(self) -> list:
+        """The concept table (:func:`knowledge_base.qa.concepts.load`)."""
+        return self.prepared["concepts"]
+
+    @cached_property
+    def concept_words(self) -> frozenset[str]:
+        """Every stem the concept phrases use (:func:`knowledge_base.qa.concepts.words`)."""
+        return frozenset(w for phrases, _ in self.concepts for p in phrases for w in p)
 
     @cached_property
     def n_docs(self) -> int:
@@ -55,10 +112,10 @@ class QuestionIndex:
     @cached_property
     def phrasebooks(self) -> dict[str, phrasebook.Book]:
         """Known questions and guide sentences, as vectors (empty without the model)."""
-        from knowledge_base.qa import phrasebook, semantic
+        from knowledge_base.qa import phrasebook
         if self.semantic is None:
             return {}
-        return phrasebook.load_all(semantic.MODEL, self.lookup.name_to_id)
+        return phrasebook.unpack(self.prepared)
 
     def search(self, query: str, limit: int = 5) -> list[Hit]:
         q = clean_query(query)

@@ -64,50 +64,82 @@ def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (x - mu) / np.sqrt(var + 1e-12) * w + b
 
 
+# The weights as the encoder uses them, by name (see _read).
+EMBEDDINGS = ("words", "positions", "token_type", "ln_w", "ln_b")
+LAYER = ("qkv", "out", "ln1", "inner", "ffn", "ln2")
+
+
+def _read(weights: Path, tokenizer: Path, check: bool) -> dict[str, np.ndarray]:
+    """The model's weights as the encoder uses them, from the model files."""
+    try:
+        from safetensors import safe_open
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise ModelUnavailable(f"{exc}; question search uses words only") from None
+    if check and (_sha(weights), _sha(tokenizer)) != (WEIGHTS_SHA, TOKENIZER_SHA):
+        raise ModelUnavailable(f"the model files in {weights.parent} are not {NAME}'s")
+    out: dict[str, np.ndarray] = {}
+    # One tensor at a time (the file is 90 MB; only what is kept stays in memory).
+    with safe_open(str(weights), framework="np") as f:
+        get = f.get_tensor
+        # The token table is most of the weights and only ever read a row at a time: kept
+        # in float16 it costs half the memory and moves no embedding measurably.
+        for key, value in zip(EMBEDDINGS, (
+                get("embeddings.word_embeddings.weight").astype(np.float16),
+                get("embeddings.position_embeddings.weight"),
+                get("embeddings.token_type_embeddings.weight")[0],
+                get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"))):
+            out[f"embeddings.{key}"] = value
+        for i in range(LAYERS):
+            p = f"encoder.layer.{i}."
+
+            def lin(name: str) -> tuple[np.ndarray, np.ndarray]:
+                # Transposed once, contiguous, for x @ W.
+                return (np.ascontiguousarray(get(p + name + ".weight").T),
+                        get(p + name + ".bias"))
+            q, k, v = (lin(f"attention.self.{n}") for n in ("query", "key", "value"))
+            # Query, key and value in one product.
+            parts = {"qkv": (np.concatenate([q[0], k[0], v[0]], 1),
+                             np.concatenate([q[1], k[1], v[1]])),
+                     "out": lin("attention.output.dense"),
+                     "ln1": (get(p + "attention.output.LayerNorm.weight"),
+                             get(p + "attention.output.LayerNorm.bias")),
+                     "inner": lin("intermediate.dense"), "ffn": lin("output.dense"),
+                     "ln2": (get(p + "output.LayerNorm.weight"),
+                             get(p + "output.LayerNorm.bias"))}
+            for part in LAYER:
+                out[f"{i}.{part}.w"], out[f"{i}.{part}.b"] = parts[part]
+    return out
+
+
 class MiniLM:
-    def __init__(self, root: Path | None = None, check: bool = True):
+    def __init__(self, root: Path | None = None, check: bool = True,
+                 prepared: Path | None = None):
+        """The model from ``root`` (default: the installed package). With ``prepared`` (a
+        file beside the KB), its weights as this class keeps them are read from there,
+        memory-mapped, when that file was made from these very model files; otherwise
+        they are prepared (hashes checked) and kept there for the next process."""
         try:
-            from safetensors import safe_open
             from tokenizers import Tokenizer
-        except ImportError as exc:  # pragma: no cover - both are declared dependencies
+        except ImportError as exc:  # pragma: no cover - a declared dependency
             raise ModelUnavailable(f"{exc}; question search uses words only") from None
         root = root or model_dir()
         weights, tokenizer = root / "model.safetensors", root / "tokenizer.json"
         if not weights.is_file() or not tokenizer.is_file():
             raise ModelUnavailable(f"{root} lacks model.safetensors or tokenizer.json")
-        if check and (_sha(weights), _sha(tokenizer)) != (WEIGHTS_SHA, TOKENIZER_SHA):
-            raise ModelUnavailable(f"the model files in {root} are not {NAME}'s")
-        # One tensor at a time (the file is 90 MB; only what is kept stays in memory).
-        with safe_open(str(weights), framework="np") as f:
-            self._load(f.get_tensor)
+        if prepared is None:
+            arrays = _read(weights, tokenizer, check)
+        else:
+            from knowledge_base import prepared as cache
+            made_from = cache.stamp("minilm", check, cache.file_stamp(weights),
+                                    cache.file_stamp(tokenizer), cache.file_stamp(Path(__file__)))
+            arrays = cache.cached(prepared, made_from,
+                                  lambda: _read(weights, tokenizer, check))
+        self.embeddings = tuple(arrays[f"embeddings.{k}"] for k in EMBEDDINGS)
+        self.layers = [tuple(tuple(arrays[f"{i}.{part}.{k}"] for k in ("w", "b"))
+                             for part in LAYER) for i in range(LAYERS)]
         self.tok = Tokenizer.from_file(str(tokenizer))
         self.tok.enable_truncation(MAX_TOKENS)
         self.tok.enable_padding(pad_id=0, pad_token="[PAD]")
-
-    def _load(self, get) -> None:
-        # The token table is most of the weights and only ever read a row at a time: kept
-        # in float16 it costs half the memory and moves no embedding measurably.
-        self.embeddings = (get("embeddings.word_embeddings.weight").astype(np.float16),
-                           get("embeddings.position_embeddings.weight"),
-                           get("embeddings.token_type_embeddings.weight")[0],
-                           get("embeddings.LayerNorm.weight"), get("embeddings.LayerNorm.bias"))
-        # Weights transposed once, contiguous, for x @ W.
-        self.layers = []
-        for i in range(LAYERS):
-            p = f"encoder.layer.{i}."
-
-            def lin(name: str) -> tuple[np.ndarray, np.ndarray]:
-                return (np.ascontiguousarray(get(p + name + ".weight").T),
-                        get(p + name + ".bias"))
-            q, k, v = (lin(f"attention.self.{n}") for n in ("query", "key", "value"))
-            # Query, key and value in one product.
-            qkv = (np.concatenate([q[0], k[0], v[0]], 1), np.concatenate([q[1], k[1], v[1]]))
-            self.layers.append((qkv, lin("attention.output.dense"),
-                                (get(p + "attention.output.LayerNorm.weight"),
-                                 get(p + "attention.output.LayerNorm.bias")),
-                                lin("intermediate.dense"), lin("output.dense"),
-                                (get(p + "output.LayerNorm.weight"),
-                                 get(p + "output.LayerNorm.bias"))))
 
     def embed(self, texts: list[str], batch_size: int = 64, progress=None) -> np.ndarray:
         """Unit vectors, one float32 row per text. Texts are batched by length so that
@@ -148,9 +180,10 @@ class MiniLM:
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
 
-@functools.lru_cache(maxsize=1)
-def model() -> MiniLM:
-    return MiniLM()
+@functools.lru_cache(maxsize=4)
+def model(prepared: Path | None = None) -> MiniLM:
+    """The model, once per process (per prepared file: see :class:`MiniLM`)."""
+    return MiniLM(prepared=prepared)
 
 
 @functools.lru_cache(maxsize=1)

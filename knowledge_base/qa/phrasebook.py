@@ -114,6 +114,23 @@ def load_all(model: str, name_to_id: dict[str, int],
     return out
 
 
+ARRAYS = ("matrix", "offsets", "targets", "weights", "keys", "origin")
+
+
+def pack(books: dict[str, Book]) -> dict:
+    """The books as named arrays and values (knowledge_base/prepared.py keeps them)."""
+    out: dict = {"books": list(books)}
+    for name, book in books.items():
+        out.update({f"book.{name}.{a}": getattr(book, a) for a in ARRAYS})
+        out[f"book.{name}.files"] = list(book.files)
+    return out
+
+
+def unpack(packed: dict) -> dict[str, Book]:
+    return {name: Book(*(packed[f"book.{name}.{a}"] for a in ARRAYS),
+                       tuple(packed[f"book.{name}.files"])) for name in packed["books"]}
+
+
 def write(path: Path, model: str, vectors: np.ndarray, targets: list[list[tuple[str, float]]],
           keys: list[int] | None = None, origin: list[int] | None = None,
           files: list[str] | None = None, sources: list[str] | None = None,

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from knowledge_base import yaml_data
 from knowledge_base.errors import KBError
 from knowledge_base.qa import concepts, minilm, trees
 from knowledge_base.names import TRAITS
@@ -95,6 +94,7 @@ _TRAITS = [_F[t] for t in TRAITS]  # what a symbol is (names.traits), as feature
 @functools.lru_cache(maxsize=2)
 def ranking(path: Path = RANKING) -> dict:
     """What the ranker was fitted on, when, and how well it carried to unseen question sets."""
+    from knowledge_base import yaml_data  # PyYAML: not for a question (QuestionIndex.prepared)
     return yaml_data.load(path.read_text()) or {}
 
 
@@ -224,7 +224,7 @@ def concepts_meant(ix: QuestionIndex, said_stems: set[str],
                    order: list[str]) -> dict[int, tuple[int, int]]:
     """Symbol -> (its place among the concept's names, words of the phrase that fired)."""
     concept: dict[int, tuple[int, int]] = {}
-    for name, rank, n_words in concepts.meant(said_stems, stem, order):
+    for name, rank, n_words in concepts.meant(said_stems, stem, order, ix.concepts):
         sid = ix.lookup.name_to_id.get(name)
         if sid is not None:
             # Rank and phrase length from the same concept: the one with the longest phrase,
@@ -315,7 +315,7 @@ def rank(ix: QuestionIndex, q: str, wants_compat: bool,
         ids, x = candidates(ix, q, wants_compat, meaning)
     if not ids:
         return []
-    return list(zip(ids, ranker().predict(x).tolist()))
+    return list(zip(ids, ix.ranker.predict(x).tolist()))
 
 
 def correct(ix: QuestionIndex, word: str) -> str:
@@ -324,7 +324,7 @@ def correct(ix: QuestionIndex, word: str) -> str:
     concept phrases use ("unsqueeze") are left alone."""
     from rapidfuzz import fuzz, process
     if len(word) < 4 or ix.df.get(stem(word)) or not word.isalpha() \
-            or stem(word) in concepts.words(stem):
+            or stem(word) in ix.concept_words:
         return word
     m = process.extractOne(word, ix.vocab, scorer=fuzz.ratio, score_cutoff=80)
     return m[0] if m else word
@@ -337,7 +337,7 @@ def misspelt_names(ix: QuestionIndex, words: list[str]) -> list[str]:
     out = []
     for w in words:
         if len(w) >= 6 and w not in ix.lookup.short and not ix.df.get(w) \
-                and stem(w) not in concepts.words(stem):
+                and stem(w) not in ix.concept_words:
             m = process.extractOne(w, ix.lookup.short_keys, scorer=fuzz.ratio, score_cutoff=88)
             w = m[0] if m else w
         out.append(w)

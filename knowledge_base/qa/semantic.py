@@ -27,6 +27,7 @@ MODEL = f"{minilm.NAME} int8"
 VIEWS = ("doc", "name")
 SHIPPED_VECTORS = Path(__file__).parents[1] / "data" / "kb-extract.vectors.npz"
 TEXT_HEAD = 300   # docstring characters embedded
+MINILM_SUFFIX = ".minilm"  # the model's weights prepared beside the KB (knowledge_base/prepared.py)
 
 
 class SemanticUnavailable(KBError):
@@ -191,8 +192,9 @@ class Index:
         if model != MODEL:
             raise SemanticUnavailable(f"the KB's vectors come from {model!r}, this tfdesk "
                                       f"embeds with {MODEL!r}; run 'tfdesk kb load --force'")
+        from knowledge_base import prepared
         try:
-            encoder = minilm.model()
+            encoder = minilm.model(prepared.beside(db, MINILM_SUFFIX))
         except KBError as exc:
             raise SemanticUnavailable(str(exc)) from None
         ids_a = np.frombuffer(ids, dtype=np.int32)

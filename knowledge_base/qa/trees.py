@@ -146,6 +146,39 @@ class Forest:
             depth = new
         raise ModelFormatError("the trees' children form a cycle")
 
+    ARRAYS = ("roots", "feature", "threshold", "decision", "cat_start", "cat_words", "cat_bits",
+              "left", "right", "leaf_value", "inner_tree", "leaf_tree")
+
+    def pack(self) -> dict:
+        """The forest and what :meth:`predict` derives from it, as named arrays and plain
+        values (knowledge_base/prepared.py keeps them beside the KB)."""
+        out: dict = {f"ranker.{a}": getattr(self, a) for a in self.ARRAYS}
+        out["ranker.values"] = [list(self.feature_names), self.depth, self.average,
+                                self._layout is not None]
+        if self._layout is not None:
+            out.update(zip(("ranker.nodes", "ranker.masks", "ranker.trees", "ranker.by_position"),
+                           self._layout))
+        thresholds, position = self._ranks
+        out["ranker.rank_features"] = list(thresholds)
+        out["ranker.rank_thresholds"] = np.concatenate([[], *thresholds.values()])
+        out["ranker.rank_counts"] = np.array([len(u) for u in thresholds.values()], np.int64)
+        out["ranker.rank_position"] = position
+        return out
+
+    @classmethod
+    def unpack(cls, packed: dict) -> "Forest":
+        names, depth, average, has_layout = packed["ranker.values"]
+        forest = cls(tuple(names), *(packed[f"ranker.{a}"] for a in cls.ARRAYS),
+                     depth=depth, average=average)
+        forest.__dict__["_layout"] = tuple(packed[f"ranker.{k}"] for k in (
+            "nodes", "masks", "trees", "by_position")) if has_layout else None
+        bounds = np.cumsum([0, *packed["ranker.rank_counts"].tolist()])
+        forest.__dict__["_ranks"] = (
+            {f: packed["ranker.rank_thresholds"][a:b] for f, a, b in zip(
+                packed["ranker.rank_features"], bounds[:-1], bounds[1:])},
+            packed["ranker.rank_position"])
+        return forest
+
     def feature_name(self) -> list[str]:
         return list(self.feature_names)
 
@@ -204,9 +237,10 @@ class Forest:
         """Each split feature's thresholds, sorted and distinct, and each node's threshold's
         place among its feature's."""
         sorted_thresholds, position = {}, np.zeros(len(self.feature), np.int64)
-        for f in np.unique(self.feature):
+        for f in np.flatnonzero(np.bincount(self.feature)):  # (np.unique imports numpy.ma)
             at = np.flatnonzero(self.feature == f)
-            u = np.unique(self.threshold[at])
+            u = np.sort(self.threshold[at])
+            u = u[np.concatenate([[True], u[1:] != u[:-1]])]
             sorted_thresholds[int(f)] = u
             position[at] = np.searchsorted(u, self.threshold[at])
         small = np.int16 if len(self.feature) < 2 ** 15 else np.int64
