@@ -44,6 +44,11 @@ def test_runs_filtered_and_sorted_by_metric(home, capsys):
     assert [r["id"] for r in got["runs"]] == [ids[1], ids[2]]  # lowest first
     code, out, _ = _run(capsys, "runs", "--param", "lr=0.1", "--owner", "bo")
     assert code == 0 and ids[0] in out and ids[1] not in out
+    # the lowest loss of each run is at its last epoch: 1/(3+i); min() < 0.3 keeps i = 1, 2
+    code, out, _ = _run(capsys, "runs", "--metric", "min(loss)<0.3",
+                        "--sort=metric:min(loss)")
+    assert code == 0 and "min(loss)" in out.splitlines()[0]
+    assert out.index(ids[1]) < out.index(ids[2]) and ids[0] not in out
 
 
 def test_runs_compare_prints_differences_and_draws(home, capsys):
@@ -61,6 +66,9 @@ def test_runs_compare_prints_differences_and_draws(home, capsys):
     (["runs", "compare", "j-00000000"], "two runs or more"),
     (["runs", "compare", "j-00000000", "j-11111111"], "no run j-00000000"),
     (["runs", "bogus"], "unknown runs action"),
+    (["runs", "--metric", "avg(loss)>1"], "'avg' is not one of last, min, max"),
+    (["runs", "--metric", "val_acc>0.5"], "no run records the metric 'val_acc'"),
+    (["runs", "--sort", "metric:min(step:loss)"], "per step, as step:NAME: none"),
 ])
 def test_bad_runs_requests_say_why(home, capsys, argv, says):
     code, out, err = _run(capsys, *argv)
