@@ -28,6 +28,11 @@ def add(conn: sqlite3.Connection, name: str, kind: str, owner: str, params: dict
     params = params or {}
     if not isinstance(params, dict):
         raise InvalidInput("component parameters must be a mapping of names to values")
+    from runners import specs  # the kind's parameters: what its steps may say in with:
+    unknown = specs.unknown_parameters(kind, params) if kind in specs.STEP_SPECS else []
+    if unknown:
+        raise InvalidInput(f"{unknown[0]!r} is not a parameter of {kind} (it takes: "
+                           f"{', '.join(specs.parameters(kind))})")
     with transaction(conn):
         row = conn.execute("SELECT MAX(version) AS v, MIN(kind) AS k FROM catalog_components "
                            "WHERE name = ?", (name,)).fetchone()

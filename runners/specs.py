@@ -54,6 +54,9 @@ class _ModelSpec:
     settings: dict[str, Any] = field(default_factory=dict)  # [models] of tfdesk.toml
     threads: int | None = None
     bench: dict[str, Any] = field(default_factory=dict)     # warmup, iterations, budget_s
+    # TensorRT hand-off for a GPU cluster (tensorrt_image, environment): the operator's to set
+    # (bot/handlers/pipeline_gate.py refuses it from Slack).
+    kubernetes: dict[str, Any] = field(default_factory=dict)
     labels: Labels = Labels()
 
 

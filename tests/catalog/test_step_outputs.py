@@ -140,6 +140,9 @@ def test_unknown_parameters_and_undeclared_outputs_are_named_at_add(tmp_path):
     assert "step 'prep': output 'model' is made by every train step" in msg
     assert "${steps.prep.outputs.data}: step 'prep' makes no output 'data'" in msg
     assert "${steps.fit.outputs.model} names itself" in msg
+    from catalog import components
+    with pytest.raises(InvalidInput, match="'wokers' is not a parameter of train"):
+        components.add(conn, "c", "train", "ana", params={"wokers": 2})
 
 
 # -- end to end: a real engine, the real sandbox ----------------------------------------------
