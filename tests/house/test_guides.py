@@ -146,3 +146,26 @@ def test_a_misprinted_command_is_caught(doc):
     with pytest.raises(UsageError) as e:
         parse(words)
     assert any(w in str(e.value) for w in UNKNOWN)
+
+
+# README.md's quick start, as `make` would do it on a fresh machine (`-W pyproject.toml`: as if
+# .venv were out of date): what each line says the target does, in order.
+README_QUICK_START = {
+    "run": ["-m venv .venv", "pip install -q -e", "tfdesk kb load", "tfdesk serve"],
+    "test": ["-m venv .venv", "pip install -q -e", "system_deps.sh",
+             "build_runner_env.sh .venv-runner", "build_runner_env_keras3.sh .venv-runner-tf221",
+             "-m runners.sandbox", "-m pytest"],
+    "test-quick": ["-m venv .venv", '-m pytest -m "not slow"'],
+}
+
+
+@pytest.mark.parametrize("target", sorted(README_QUICK_START))
+def test_readme_quick_start_says_what_make_does(target, tmp_path):
+    import subprocess
+    from tests.house.guides import REPO, reader_env
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"make {target}" in readme
+    out = subprocess.run(["make", "-n", "-W", "pyproject.toml", target], cwd=REPO,
+                         env=reader_env(tmp_path / "home"), capture_output=True, text=True,
+                         check=True).stdout
+    assert unmet_claim(README_QUICK_START[target], out) is None, out
