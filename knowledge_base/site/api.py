@@ -18,6 +18,7 @@ from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
+from knowledge_base.site.doc_versions import write_variants
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.entries import (badges, deprecation, doc_body, entry, history, intro,
                                          linker, releases_attr)
@@ -143,7 +144,7 @@ def _module_page(data: SiteData, r: Renderer, docs_dir: Path, module: str,
         if heading == "Constants":
             constants = group
     blocks += [entry(data, r, s, page, 3) for s in constants]
-    return PageStat(page, write_page(docs_dir, page, module, blocks))
+    return _write(data, docs_dir, page, module, blocks)
 
 
 def _class_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageStat:
@@ -162,7 +163,7 @@ def _class_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageSta
             blocks.append(f'<h2 id="tfd--{heading.lower().replace(" ", "-")}-docs">{heading}: '
                           f'details</h2>')
             blocks += [entry(data, r, m, page, 3) for m in full]
-    return PageStat(page, write_page(docs_dir, page, s["name"], blocks))
+    return _write(data, docs_dir, page, s["name"], blocks)
 
 
 def _function_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> PageStat:
@@ -171,7 +172,15 @@ def _function_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> Page
               f'<div class="tfd-entry"{releases_attr(data, s)}>']
     blocks += intro(data, r, s, page)
     blocks.append("</div>")
-    return PageStat(page, write_page(docs_dir, page, s["name"], blocks))
+    return _write(data, docs_dir, page, s["name"], blocks)
+
+
+def _write(data: SiteData, docs_dir: Path, page: str, title: str,
+           blocks: list[str]) -> PageStat:
+    """The page, and beside it the older releases' texts its entries show on demand."""
+    size = write_page(docs_dir, page, title, blocks)
+    write_variants(data, docs_dir, page)
+    return PageStat(page, size)
 
 
 def _api_index(data: SiteData, r: Renderer, docs_dir: Path) -> PageStat:

@@ -1,15 +1,22 @@
 """A symbol's description as each release had it, for the release selector.
 
 The page shows the newest release's docstring (and, for a class, its ``__init__``'s Args).
-Where an older release said something else, the page carries that text too, hidden, with
-the releases it belongs to (``data-tfd-doc-r``); tfdesk.js shows it when that release is
-chosen. Most docstrings never change, so most pages carry nothing extra.
+Where an older release said something else, that text, rendered, goes into the page's
+RELEASES_FILE with the releases it belongs to; when a release is chosen, tfdesk.js fetches
+the file once and shows that release's text. Most docstrings never change, and a class page
+would triple in size if it carried its members' older texts (tf.keras.Model: 0.5 -> 1.5 MB),
+so the page itself carries none.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from knowledge_base.site.data import SiteData
+from knowledge_base.site.markup import page_file
+
+RELEASES_FILE = "releases.json"
 
 
 @dataclass
@@ -58,3 +65,15 @@ def variants(data: SiteData, s: dict) -> list[Variant]:
             else:
                 v.runs.append([i, i])
     return list(found.values())
+
+
+def write_variants(data: SiteData, docs_dir: Path, page: str) -> int:
+    """Write ``page``'s RELEASES_FILE (group key -> [[release runs, html]]) if it has older
+    texts; returns its bytes."""
+    groups = data.page_variants.pop(page, None)
+    if not groups:
+        return 0
+    out = page_file(docs_dir, page).parent / RELEASES_FILE
+    text = json.dumps(groups, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    out.write_bytes(text)
+    return len(text)

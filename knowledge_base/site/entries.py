@@ -212,15 +212,17 @@ def _summary(r: Renderer, summary: str | None, href) -> str:
     return f'<p class="tfd-summary">{r.inline(summary, href)}</p>' if summary else ""
 
 
-def _by_release(newest: str, older: list[tuple[str, str, str]]) -> str:
-    """``newest`` with the release variants ``older`` ([(runs, note, html)]) beside it,
-    hidden: tfdesk.js shows the one of the chosen release (see doc_versions)."""
+def _by_release(data: SiteData, page: str, key: str, newest: str,
+                older: list[tuple[str, str, str]]) -> str:
+    """``newest`` in a group that tfdesk.js fills, when a release is chosen, with the variants
+    ``older`` ([(runs, note, html)]) from the page's RELEASES_FILE (see doc_versions): most
+    readers never choose one, so the page does not carry them."""
     if not older:
         return newest
-    out = [f'<div class="tfd-docs"><div class="tfd-docv" data-tfd-doc-newest>{newest}</div>']
-    for runs, note, html in older:
-        out.append(f'<div class="tfd-docv" data-tfd-doc-r="{runs}" hidden>{note}{html}</div>')
-    return "".join(out) + "</div>"
+    data.page_variants.setdefault(page, {})[key] = [[runs, note + html] for runs, note, html
+                                                    in older]
+    return (f'<div class="tfd-docs" data-tfd-docs="{esc(key)}"><div class="tfd-docv" '
+            f'data-tfd-doc-newest>{newest}</div></div>')
 
 
 def _described(data: SiteData, r: Renderer, s: dict, page: str) -> tuple[str, str]:
@@ -250,7 +252,8 @@ def _described(data: SiteData, r: Renderer, s: dict, page: str) -> tuple[str, st
             note = ""
         if vdoc != doc:
             docs.append((v.releases, note, vdoc))
-    return _by_release(summary, summaries), _by_release(doc, docs)
+    return (_by_release(data, page, f"{s['name']} summary", summary, summaries),
+            _by_release(data, page, f"{s['name']} doc", doc, docs))
 
 
 def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:

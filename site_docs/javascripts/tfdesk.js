@@ -9,8 +9,9 @@
 //    [parameter names]]]) shows the chosen release's, and its entry's Args rows
 //    (data-tfd-param) that release lacks are marked; parameters only that release had are
 //    named under the table. A description that release had differently (a docstring, a
-//    class's __init__ Args) is in a hidden sibling (.tfd-docs > .tfd-docv[data-tfd-doc-r])
-//    and shown instead of the newest one (data-tfd-doc-newest).
+//    class's __init__ Args) is fetched once from the page's releases.json (group key ->
+//    [[release runs, html]]: the generator's own rendering) into hidden siblings of the
+//    newest one (.tfd-docs[data-tfd-docs] > .tfd-docv[data-tfd-doc-r]) and shown instead.
 (function () {
   function follow() {
     var id = decodeURIComponent(window.location.hash.slice(1));
@@ -78,9 +79,34 @@
     });
   }
 
+  var variants = null;  // the fetch of releases.json, once per page
+
+  function loadVariants(then) {
+    if (variants || !document.querySelector(".tfd-docs[data-tfd-docs]")) return;
+    variants = fetch("releases.json").then(function (r) { return r.ok ? r.json() : {}; })
+      .then(function (groups) {
+        document.querySelectorAll(".tfd-docs[data-tfd-docs]").forEach(function (g) {
+          (groups[g.getAttribute("data-tfd-docs")] || []).forEach(function (v) {
+            var d = document.createElement("div");
+            d.className = "tfd-docv";
+            d.setAttribute("data-tfd-doc-r", v[0]);
+            d.hidden = true;
+            d.innerHTML = v[1];
+            g.appendChild(d);
+          });
+        });
+        document.documentElement.setAttribute("data-tfd-variants", "loaded");
+        then();
+      }).catch(function () { /* offline: the newest text stays */ });
+  }
+
   function showRelease(value) {
     var ord = value === "" ? null : +value;
     var label = "";
+    if (ord !== null) loadVariants(function () {
+      var s = document.querySelector("select.tfd-release-select");
+      if (s) showRelease(s.value);
+    });
     document.querySelectorAll("[data-tfd-r]").forEach(function (el) {
       el.classList.toggle("tfd-absent", ord !== null && !has(el.getAttribute("data-tfd-r"), ord));
     });

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import lzma
 import re
+from html import unescape
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -118,9 +119,11 @@ def _pages(tmp_path):
     data = load(KB(tmp_path / "kb.sqlite"))
     r = Renderer()
 
-    def page(name: str) -> str:
-        s = data.by_name[name]
-        return "\n".join(intro(data, r, s, f"api/{name}/"))
+    def page(name: str) -> tuple[str, dict]:
+        """The page's HTML for ``name``, and what its releases.json would hold."""
+        s, path = data.by_name[name], f"api/{name}/"
+        html = "\n".join(intro(data, r, s, path))
+        return html, data.page_variants.pop(path, {})
     return data, page
 
 
@@ -137,46 +140,50 @@ def _block(html: str, start: int) -> int:
     raise AssertionError("unbalanced <div>")
 
 
-def shown(html: str, ord_: int | None) -> str:
-    """``html`` as tfdesk.js shows it for release ``ord_`` (None: every release): in each
-    .tfd-docs group, the first variant whose releases hold ``ord_``, else the newest."""
+_GROUP = re.compile(r'<div class="tfd-docs" data-tfd-docs="([^"]*)">')
+_NEWEST = '<div class="tfd-docv" data-tfd-doc-newest>'
+
+
+def shown(html: str, ord_: int | None, groups: dict) -> str:
+    """``html`` as tfdesk.js shows it for release ``ord_`` (None: every release): each
+    .tfd-docs group shows the first of its variants in ``groups`` (the page's releases.json)
+    whose releases hold ``ord_``, else the newest text it carries."""
     out, pos = [], 0
-    while (g := html.find('<div class="tfd-docs">', pos)) >= 0:
-        end = _block(html, g)
-        variants, i = [], g + len('<div class="tfd-docs">')
-        while html.startswith('<div class="tfd-docv"', i):
-            j = _block(html, i)
-            head, _, body = html[i:j].partition(">")
-            runs = re.search(r'data-tfd-doc-r="([^"]*)"', head)
-            variants.append((runs.group(1) if runs else None, body[:-len("</div>")]))
-            i = j
-        assert i == end - len("</div>"), "a .tfd-docs group holds only .tfd-docv blocks"
-        pick = next((b for runs, b in variants if runs and ord_ is not None and any(
-            int(a) <= ord_ <= int(z) for a, z in (r.split("-") for r in runs.split(",")))),
-            next(b for runs, b in variants if runs is None))
-        out += [html[pos:g], pick]
+    while (m := _GROUP.search(html, pos)):
+        end = _block(html, m.start())
+        assert html.startswith(_NEWEST, m.end()), "a group opens with the newest text"
+        newest_end = _block(html, m.end())
+        assert newest_end == end - len("</div>"), "a page's group holds the newest text only"
+        pick = html[m.end() + len(_NEWEST):newest_end - len("</div>")]
+        for runs, variant in groups.get(unescape(m.group(1)), ()):
+            if ord_ is not None and any(int(a) <= ord_ <= int(z) for a, z in
+                                        (r.split("-") for r in runs.split(","))):
+                pick = variant
+                break
+        out += [html[pos:m.start()], pick]
         pos = end
     return "".join(out) + html[pos:]
 
 
 def test_the_page_carries_each_releases_docstring_and_init_args(tmp_path):
     data, page = _pages(tmp_path)
-    html = page("tf.nn.softmax")
+    html, groups = page("tf.nn.softmax")
+    assert "the 2.14 text" not in html  # the page itself carries the newest text only
     for ord_ in (None, 2):  # every release, or 2.16: the newest text
-        assert "multi-class classification" in shown(html, ord_)
-        assert "the 2.14 text" not in shown(html, ord_)
+        assert "multi-class classification" in shown(html, ord_, groups)
+        assert "the 2.14 text" not in shown(html, ord_, groups)
     for ord_ in (0, 1):     # 2.14, 2.15: their own text, said to be theirs
-        text = shown(html, ord_)
+        text = shown(html, ord_, groups)
         assert "Computes softmax activations (the 2.14 text)." in text
         assert "multi-class predictions" in text and "multi-class classification" not in text
         assert "Description as in TensorFlow 2.14–2.15" in text
     # A docstring that never changed carries no copies.
-    assert "data-tfd-doc-r" not in page("tf.nn")
+    assert page("tf.nn")[1] == {}
     # tf.GradientTape documents its constructor in __init__: the Args table describes each
     # parameter, as each release's __init__ did.
-    tape = page("tf.GradientTape")
+    tape, groups = page("tf.GradientTape")
     for ord_, arg in ((None, NEW_ARG), (2, NEW_ARG), (0, OLD_ARG), (1, OLD_ARG)):
-        text = shown(tape, ord_)
+        text = shown(tape, ord_, groups)
         assert re.findall(r'<tr data-tfd-param="(\w+)">', text) == [
             "persistent", "watch_accessed_variables"]
         other = NEW_ARG if arg == OLD_ARG else OLD_ARG
