@@ -84,9 +84,10 @@ class Services:
         return self.answers.kb
 
     def warm(self) -> None:
-        """Build the search index now (a server does it before its first request)."""
+        """Load the search index now, preparing what questions read beside the KB (a server
+        does it before its first request; ``kb load`` for the next process)."""
         try:
-            _ = self.answers.questions
+            self.answers.questions.warm()
         except Exception:  # noqa: BLE001 - no KB yet: 'ask' will say so when asked
             pass
 

@@ -158,6 +158,7 @@ def kb_load(ctx: Context, force: bool, extract: str | None) -> Reply:
     stats = load_shipped(ctx.config.kb_path, source, force=force, progress=ctx.report,
                          indexes=[Vectors.beside(source)])
     ctx.services.reopen_kb()
+    ctx.services.warm()  # prepared beside the KB now, not on the next shell's first question
     if stats.get("skipped"):
         return Reply(text=f"KB is up to date: {stats['path']}", data=stats)
     return Reply(text=f"KB built at {stats['path']}: {stats['releases']} releases, "
@@ -191,6 +192,7 @@ def kb_build(ctx: Context, versions: str | None, wheel_dir: str | None, no_downl
                               export=Path(export) if export else None, progress=ctx.report,
                               indexes=[Vectors()])
     ctx.services.reopen_kb()
+    ctx.services.warm()  # prepared beside the KB now, not on the next shell's first question
     fresh = sum(1 for r in stats["per_release"] if r["extracted"] == "now")
     text = (f"KB built at {ctx.config.kb_path}: {stats['releases']} releases ({fresh} extracted "
             f"now, the rest from earlier extracts), {stats['symbols']} symbols, "

@@ -15,6 +15,7 @@ from knowledge_base.names import clean_query, is_name, wants_compat
 from knowledge_base.search import Hit, Searcher
 
 QUESTION_SUFFIX = ".question"  # prepared beside the KB (see QuestionIndex.prepared)
+CODE = ("index", "phrasebook", "concepts", "questions", "trees")  # ... and what prepares it
 
 if TYPE_CHECKING:  # imported where used: a name lookup needs neither NumPy nor LightGBM
     from knowledge_base.qa import phrasebook, semantic
@@ -37,14 +38,14 @@ class QuestionIndex:
         ids), prepared once and kept beside the KB for later processes
         (knowledge_base/prepared.py): a shell's question maps it instead of decompressing
         and resolving again."""
-        from knowledge_base import name_cache, prepared, words, yaml_data
-        from knowledge_base.qa import concepts, phrasebook, questions, trees
+        from knowledge_base import name_cache, prepared
+        from knowledge_base.qa import concepts, phrasebook, questions
         db = self.lookup.db
         # The data, and the code that reads it: a change to either prepares it again.
+        here = Path(__file__).parent
         inputs = [*phrasebook.BOOKS.values(), concepts.DATA, questions.RANKER,
-                  questions.RANKING, Path(__file__),
-                  *(Path(m.__file__) for m in (phrasebook, concepts, questions, trees, words,
-                                               yaml_data))]
+                  questions.RANKING, *(here / f"{m}.py" for m in CODE),
+                  *(here.parent / f"{m}.py" for m in ("words", "yaml_data"))]
         made_from = prepared.stamp("question", name_cache.stamp(name_cache.kb_file(db)),
                                    *(prepared.file_stamp(p) for p in inputs))
         return prepared.cached(prepared.beside(db, QUESTION_SUFFIX), made_from, self._prepare)
@@ -116,6 +117,15 @@ class QuestionIndex:
         if self.semantic is None:
             return {}
         return phrasebook.unpack(self.prepared)
+
+    def warm(self) -> None:
+        """Load (and prepare beside the KB, when not yet there) all a question needs: a
+        server does it before its first request, ``kb load`` for the next shell's question."""
+        _ = self.lookup.names, self.prepared, self.semantic, self.phrasebooks
+        try:
+            _ = self.ranker
+        except KBError:
+            pass  # said when a question needs it
 
     def search(self, query: str, limit: int = 5) -> list[Hit]:
         q = clean_query(query)
