@@ -47,6 +47,7 @@ class Web:
         self.templates.env.filters["when"] = _when
         self.templates.env.filters["size"] = _size
         self.templates.env.filters["seconds"] = _seconds
+        self.templates.env.filters["count"] = _count
 
     def sessions(self) -> auth.Sessions:
         return auth.Sessions(self.services.catalog, self.settings)
@@ -165,6 +166,13 @@ def _when(ts) -> str:
     if isinstance(ts, str):
         return ts.replace("T", " ")[:19]
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(float(ts)))
+
+
+def _count(value) -> str:
+    """A rate or a count as people read it: 26,899 rather than 2.69e+04."""
+    if value is None:
+        return "–"
+    return f"{float(value):,.0f}" if abs(float(value)) >= 100 else _num(value)
 
 
 def _seconds(s) -> str:

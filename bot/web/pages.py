@@ -5,6 +5,7 @@ Per item, what a viewer sees follows their Actor: a job's log only for its owner
 (``may_change``), server paths only for the operator (``not remote``)."""
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any, Callable
 
@@ -93,10 +94,11 @@ class Pages:
         arts = engine.artifacts(job_id)
         curves = run_list.curves(self.conn(), job_id)
         summary = run_list.summary(self.conn(), job_id)
+        figures = [s for s in summary if run_list.is_figure(s["name"])]
         return self.render(request, "run.html", viewer, run=row, job=job, log=log,
                           may_log=may_log, events=events[-30:], artifacts=arts,
                           epochs=[s for s in summary if not run_list.is_figure(s["name"])],
-                          figures=[s for s in summary if run_list.is_figure(s["name"])],
+                          figures=figures, bench=_bench_summary(figures),
                           steps=run_list.step_summary(self.conn(), job_id),
                           has_epoch=bool(curves["epoch"]),
                           has_step=bool(curves["step"]), lineage=lineage.of_job(self.conn(), job.id, job.spec),
@@ -257,6 +259,24 @@ def _rows(report: dict | None) -> list[tuple[str, Any]]:
     flat = flatten(report, "")
     flags = [(k, v) for k, v in report.items() if isinstance(v, (bool, str))]
     return flags + [(k.lstrip("."), v) for k, v in flat.items()]
+
+
+BENCH_FIGURE = re.compile(r"^benchmark\.(original|converted|speedups)\.b(\d+)\."
+                          r"(p50_ms|throughput_per_s|p50_speedup)$")
+
+
+def _bench_summary(figures) -> list[dict[str, Any]]:
+    """A model job's benchmark figures as one row per batch size: p50 before and after,
+    the speed-up, the converted model's throughput (the rest stay under "all figures")."""
+    keys = ("original.p50_ms", "converted.p50_ms", "speedups.p50_speedup",
+            "converted.throughput_per_s")
+    rows: dict[int, dict[str, Any]] = {}
+    for f in figures:
+        m = BENCH_FIGURE.match(f["name"])
+        if m:
+            row = rows.setdefault(int(m.group(2)), dict.fromkeys(keys))
+            row[f"{m.group(1)}.{m.group(3)}"] = f["last"]
+    return [{"batch": b, **v} for b, v in sorted(rows.items())]
 
 
 def _bench_rows(bench: dict | None) -> list[dict[str, Any]]:

@@ -99,6 +99,7 @@ def test_a_new_user_finds_a_training_a_conversion_and_a_pipeline(site, page):
     page.click(f"#lineage a[href='/runs/{ids['convert']}']")
     assert "→ onnx" in page.inner_text("#what") and "2×" not in page.inner_text("#what")
     assert f"produced model {ids['onnx']}" in page.inner_text("#lineage")
+    assert page.locator("#bench-summary tr").count() == 4  # a row per batch size, not 30 figures
     page.click("header a[href='/pipelines']")
     page.click(f"#pipelines a[href='/pipelines/{ids['pipeline']}']")
     page.click(f"#pipeline-runs a[href='/pipeline-runs/{ids['pipeline_run']}']")
