@@ -62,6 +62,7 @@ class Runtime:
 class Stored:
     """What every stored job has besides its kind's own fields."""
     __pydantic_config__ = ConfigDict(extra="forbid")
+    v: Literal[2] = 2                  # the format's version (VERSION)
     # Read-only inputs outside the job folder (runners/inputs.py), and the private copies of
     # those inside job folders: input -> copy relative to the job folder.
     inputs: tuple[str, ...] = ()
@@ -137,7 +138,7 @@ class StoredModelJob(Stored):
     def worker_spec(self) -> dict[str, Any]:
         """What the model worker reads (spec.json): the fields that are not the engine's."""
         mine = {f.name for f in fields(Stored)} | {"kind"}
-        return {k: v for k, v in dump(self).items() if k not in mine and k != "v"}
+        return {k: v for k, v in dump(self).items() if k not in mine}
 
 
 StoredSpec = Union[StoredTrain, StoredModelJob]
@@ -166,7 +167,7 @@ def build(kind: str, values: Mapping[str, Any]) -> StoredSpec:
 
 def dump(spec: StoredSpec) -> dict[str, Any]:
     """The spec as JSON-ready data, versioned (the row's content, and what --json shows)."""
-    return {"v": VERSION, **_ADAPTER.dump_python(spec, mode="json")}
+    return _ADAPTER.dump_python(spec, mode="json")
 
 
 def dumps(spec: StoredSpec) -> str:
@@ -181,7 +182,7 @@ def legacy(kind: str, data: Mapping[str, Any]) -> StoredSpec:
     cls = _CLASSES.get(kind)
     if cls is None:
         raise UnreadableSpec(f"no stored spec for job kind {kind!r}")
-    known = {f.name for f in fields(cls)} - {"kind"}
+    known = {f.name for f in fields(cls)} - {"kind", "v"}
     values = {k: v for k, v in data.items() if k in known and v is not None}
     label_keys = {f.name for f in fields(Labels)}
     given = data.get("labels") if isinstance(data.get("labels"), Mapping) else {}
@@ -200,6 +201,12 @@ def legacy(kind: str, data: Mapping[str, Any]) -> StoredSpec:
 def load(kind: str, text: str | bytes, job_id: str = "") -> StoredSpec:
     """A row's spec, valid for ``kind`` (the jobs table's column), or UnreadableSpec."""
     who = f"job {job_id}" if job_id else f"a {kind} job"
+    try:  # a current row, parsed and checked in one pass
+        spec = _ADAPTER.validate_json(text)
+        if spec.kind == kind:
+            return spec
+    except ValidationError:
+        pass  # an old row, or a bad one: read below, which says what is wrong
     try:
         data = json.loads(text)
     except (TypeError, ValueError) as exc:
@@ -213,6 +220,7 @@ def load(kind: str, text: str | bytes, job_id: str = "") -> StoredSpec:
         if version != VERSION:
             raise UnreadableSpec(f"{who}: its stored spec has format version {version!r}; this "
                                  f"tfdesk reads version {VERSION} and untyped rows")
+        data["v"] = version
         if data.get("kind") != kind:
             raise UnreadableSpec(f"{who}: its stored spec is for a {data.get('kind')!r} job, "
                                  f"but the job is {kind!r}")
