@@ -18,7 +18,7 @@ from pathlib import Path
 
 from knowledge_base import links
 from knowledge_base.site.data import SiteData
-from knowledge_base.site.doc_versions import write_variants
+from knowledge_base.site.doc_versions import releases_block
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.entries import (badges, deprecation, doc_body, entry, history, intro,
                                          linker, releases_attr)
@@ -178,9 +178,8 @@ def _function_page(data: SiteData, r: Renderer, docs_dir: Path, s: dict) -> Page
 def _write(data: SiteData, docs_dir: Path, page: str, title: str,
            blocks: list[str]) -> PageStat:
     """The page, and beside it the older releases' texts its entries show on demand."""
-    size = write_page(docs_dir, page, title, blocks)
-    write_variants(data, docs_dir, page)
-    return PageStat(page, size)
+    return PageStat(page, write_page(docs_dir, page, title,
+                                     blocks + [releases_block(data, docs_dir, page)]))
 
 
 def _api_index(data: SiteData, r: Renderer, docs_dir: Path) -> PageStat:

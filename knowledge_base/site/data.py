@@ -49,7 +49,7 @@ class SiteData:
     # (text, signature, __init__ text, page depth) -> an older release's rendered docstring:
     # aliases share them (emptied when it grows past VARIANT_CACHE)
     variant_rendered: dict[tuple, str] = field(default_factory=dict)
-    # page -> group key -> [[release runs, html]]: what a page's RELEASES_FILE holds
+    # page -> group key -> [[release runs, html]]: what its releases file holds (doc_versions)
     page_variants: dict[str, dict[str, list[list[str]]]] = field(default_factory=dict)
     # symbol id -> [[first ord, last ord, text]]: docstrings that differ from the newest
     doc_runs: dict[int, list[list]] = field(default_factory=dict)

@@ -2,21 +2,29 @@
 
 The page shows the newest release's docstring (and, for a class, its ``__init__``'s Args).
 Where an older release said something else, that text, rendered, goes into the page's
-RELEASES_FILE with the releases it belongs to; when a release is chosen, tfdesk.js fetches
-the file once and shows that release's text. Most docstrings never change, and a class page
-would triple in size if it carried its members' older texts (tf.keras.Model: 0.5 -> 1.5 MB),
-so the page itself carries none.
+releases file (``api/tfd-releases/<hash>.json``, named by its content: alias pages share
+one) with the releases it belongs to; when a release is chosen, tfdesk.js fetches the file
+named by the page's ``data-tfd-releases`` once and shows that release's text. Most
+docstrings never change, and a class page would triple in size if it carried its members'
+older texts (tf.keras.Model: 0.5 -> 1.5 MB), so the page itself carries none.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from knowledge_base.site.data import SiteData
-from knowledge_base.site.markup import page_file
+from knowledge_base.site.markup import esc, rel
 
-RELEASES_FILE = "releases.json"
+RELEASES_DIR = "api/tfd-releases/"
+
+
+def content_key(value) -> str:
+    """A short name for JSON-able ``value`` that only the same content gets."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass
@@ -67,13 +75,16 @@ def variants(data: SiteData, s: dict) -> list[Variant]:
     return list(found.values())
 
 
-def write_variants(data: SiteData, docs_dir: Path, page: str) -> int:
-    """Write ``page``'s RELEASES_FILE (group key -> [[release runs, html]]) if it has older
-    texts; returns its bytes."""
+def releases_block(data: SiteData, docs_dir: Path, page: str) -> str:
+    """Write ``page``'s releases file if it has older texts (once for every page with the
+    same ones); returns the block naming it for tfdesk.js, or ""."""
     groups = data.page_variants.pop(page, None)
     if not groups:
-        return 0
-    out = page_file(docs_dir, page).parent / RELEASES_FILE
-    text = json.dumps(groups, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    out.write_bytes(text)
-    return len(text)
+        return ""
+    name = f"{RELEASES_DIR}{content_key(groups)}.json"
+    out = Path(docs_dir) / name
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(groups, ensure_ascii=False, separators=(",", ":")),
+                       encoding="utf-8")
+    return f'<div hidden data-tfd-releases="{esc(rel(page, name))}"></div>'

@@ -10,7 +10,7 @@ import re
 from knowledge_base import links
 from knowledge_base.builder import summary_of
 from knowledge_base.site.data import VARIANT_CACHE, SiteData
-from knowledge_base.site.doc_versions import newest_init, variants
+from knowledge_base.site.doc_versions import content_key, newest_init, variants
 from knowledge_base.site.docstrings import Renderer
 from knowledge_base.site.markup import badge, esc, esc_code, link, rel
 from knowledge_base.site.params import param_names, split_params
@@ -212,15 +212,17 @@ def _summary(r: Renderer, summary: str | None, href) -> str:
     return f'<p class="tfd-summary">{r.inline(summary, href)}</p>' if summary else ""
 
 
-def _by_release(data: SiteData, page: str, key: str, newest: str,
+def _by_release(data: SiteData, page: str, newest: str,
                 older: list[tuple[str, str, str]]) -> str:
     """``newest`` in a group that tfdesk.js fills, when a release is chosen, with the variants
-    ``older`` ([(runs, note, html)]) from the page's RELEASES_FILE (see doc_versions): most
-    readers never choose one, so the page does not carry them."""
+    ``older`` ([(runs, note, html)]) from the page's releases file (see doc_versions): most
+    readers never choose one, so the page does not carry them. The group's key is its
+    content's hash, so alias pages (same texts) share one file."""
     if not older:
         return newest
-    data.page_variants.setdefault(page, {})[key] = [[runs, note + html] for runs, note, html
-                                                    in older]
+    variants = [[runs, note + html] for runs, note, html in older]
+    key = content_key(variants)
+    data.page_variants.setdefault(page, {})[key] = variants
     return (f'<div class="tfd-docs" data-tfd-docs="{esc(key)}"><div class="tfd-docv" '
             f'data-tfd-doc-newest>{newest}</div></div>')
 
@@ -252,8 +254,7 @@ def _described(data: SiteData, r: Renderer, s: dict, page: str) -> tuple[str, st
             note = ""
         if vdoc != doc:
             docs.append((v.releases, note, vdoc))
-    return (_by_release(data, page, f"{s['name']} summary", summary, summaries),
-            _by_release(data, page, f"{s['name']} doc", doc, docs))
+    return (_by_release(data, page, summary, summaries), _by_release(data, page, doc, docs))
 
 
 def intro(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:

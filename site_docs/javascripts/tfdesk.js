@@ -9,9 +9,9 @@
 //    [parameter names]]]) shows the chosen release's, and its entry's Args rows
 //    (data-tfd-param) that release lacks are marked; parameters only that release had are
 //    named under the table. A description that release had differently (a docstring, a
-//    class's __init__ Args) is fetched once from the page's releases.json (group key ->
-//    [[release runs, html]]: the generator's own rendering) into hidden siblings of the
-//    newest one (.tfd-docs[data-tfd-docs] > .tfd-docv[data-tfd-doc-r]) and shown instead.
+//    class's __init__ Args) is fetched once from the file the page names (data-tfd-releases:
+//    group key -> [[release runs, html]], the generator's own rendering) into hidden
+//    siblings of the newest one (.tfd-docs[data-tfd-docs] > .tfd-docv[data-tfd-doc-r]).
 (function () {
   function follow() {
     var id = decodeURIComponent(window.location.hash.slice(1));
@@ -79,11 +79,12 @@
     });
   }
 
-  var variants = null;  // the fetch of releases.json, once per page
+  var variants = null;  // the fetch of the page's older texts, once per page
 
   function loadVariants(then) {
-    if (variants || !document.querySelector(".tfd-docs[data-tfd-docs]")) return;
-    variants = fetch("releases.json").then(function (r) { return r.ok ? r.json() : {}; })
+    var src = document.querySelector("[data-tfd-releases]");
+    if (variants || !src) return;
+    variants = fetch(src.getAttribute("data-tfd-releases")).then(function (r) { return r.ok ? r.json() : {}; })
       .then(function (groups) {
         document.querySelectorAll(".tfd-docs[data-tfd-docs]").forEach(function (g) {
           (groups[g.getAttribute("data-tfd-docs")] || []).forEach(function (v) {

@@ -120,7 +120,7 @@ def _pages(tmp_path):
     r = Renderer()
 
     def page(name: str) -> tuple[str, dict]:
-        """The page's HTML for ``name``, and what its releases.json would hold."""
+        """The page's HTML for ``name``, and what its releases file would hold."""
         s, path = data.by_name[name], f"api/{name}/"
         html = "\n".join(intro(data, r, s, path))
         return html, data.page_variants.pop(path, {})
@@ -146,7 +146,7 @@ _NEWEST = '<div class="tfd-docv" data-tfd-doc-newest>'
 
 def shown(html: str, ord_: int | None, groups: dict) -> str:
     """``html`` as tfdesk.js shows it for release ``ord_`` (None: every release): each
-    .tfd-docs group shows the first of its variants in ``groups`` (the page's releases.json)
+    .tfd-docs group shows the first of its variants in ``groups`` (the page's releases file)
     whose releases hold ``ord_``, else the newest text it carries."""
     out, pos = [], 0
     while (m := _GROUP.search(html, pos)):

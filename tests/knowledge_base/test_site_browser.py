@@ -220,7 +220,7 @@ def test_release_selector_shows_that_releases_docstring(browser_site):
     for; 2.6 and every release show the newest."""
     base, page, tmp = browser_site
     fetched: list[str] = []
-    page.on("request", lambda r: fetched.append(r.url) if "releases.json" in r.url else None)
+    page.on("request", lambda r: fetched.append(r.url) if "tfd-releases/" in r.url else None)
     page.goto(base + "api/tf.keras.layers.RandomFlip/", wait_until="load")
     entry = page.locator(".tfd-entry").first
     select = page.locator("select.tfd-release-select").first
