@@ -1,10 +1,12 @@
 """The guides run as written (issue 28): the blocks site_docs/ marks runnable (see
 site_docs/contributing.md) are done in navigation order, as a new reader would, in a fresh
 TFDESK_HOME with `tfdesk` from `.venv/bin`; each command exits 0 and prints what its page shows.
-The quick test runs what trains nothing; the slow one everything (training, pipelines)."""
+The quick test does the blocks that train nothing; the slow one goes on in the same home with
+the rest (training, pipelines), so the quick part is done once."""
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -88,29 +90,49 @@ def test_claims_hold_in_order_only():
     assert unmet_claim(["a ... c"], "a b c") is None and unmet_claim(["c ... a"], "a b c")
 
 
-def _follow(tmp_path, slow: bool):
-    home, work = tmp_path / "home", tmp_path / "work"
-    work.mkdir()
-    done, t0 = 0, time.monotonic()
-    for step in guide_steps():
-        if step.slow and not slow:
-            continue
-        outcome = run_step(step, work, home, SLOW_TIMEOUT_S if slow else QUICK_TIMEOUT_S)
-        why = failure(outcome)
-        assert why is None, why
-        done += 1
-    assert done > 10
-    return time.monotonic() - t0
+@dataclass
+class Reader:
+    """A reader's home and folder, and what went wrong so far (page:line and why)."""
+    home: Path
+    work: Path
+    failures: list[str] = field(default_factory=list)
+    done: int = 0
+
+    def follow(self, slow: bool) -> None:
+        for step in guide_steps():
+            if step.slow != slow:
+                continue
+            why = failure(run_step(step, self.work, self.home,
+                                   SLOW_TIMEOUT_S if slow else QUICK_TIMEOUT_S))
+            if why is not None:
+                self.failures.append(why)
+                return  # later steps build on this one
+            self.done += 1
 
 
-def test_the_guides_run_as_written_without_training(tmp_path):
-    _follow(tmp_path, slow=False)
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory):
+    """One new reader for the module: the blocks that train nothing done first, in order;
+    the slow test goes on from there with the rest (the same home, as a reader would)."""
+    r = Reader(tmp_path_factory.mktemp("reader") / "home",
+               tmp_path_factory.mktemp("reader-folder"))
+    r.follow(slow=False)
+    return r
+
+
+def test_the_guides_run_as_written_without_training(reader):
+    assert not reader.failures, reader.failures[0]
+    assert reader.done > 20
 
 
 @pytest.mark.slow
-def test_the_guides_run_as_written(tmp_path):
-    """Everything, training and pipelines included, in one fresh home (about 4 minutes)."""
-    _follow(tmp_path, slow=True)
+def test_the_guides_run_as_written(reader):
+    """Training and pipelines, after the steps above (about 3 minutes more, unloaded)."""
+    assert not reader.failures, reader.failures[0]
+    before = reader.done
+    reader.follow(slow=True)
+    assert not reader.failures, reader.failures[0]
+    assert reader.done - before > 10
 
 
 def test_every_command_the_docs_print_is_one_tfdesk_reads():
