@@ -140,7 +140,10 @@ def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
     rows = [_summary(engine, j) for j in found]
     if not rows:
         return Reply(text="no jobs" + (f" in state {state}" if state else ""), data={"jobs": []})
-    return Reply(text="\n".join(_line(r) for r in rows), data={"jobs": rows})
+    from bot.web.links import Ref, query  # the same list in the web view
+    page = Ref("runs", query(owner=ctx.owner if mine else None,
+                             state=None if state == "active" else state))
+    return Reply(text="\n".join(_line(r) for r in rows), data={"jobs": rows}, refs=[page])
 
 
 def _job_reply(engine, job_id, judge=False):

@@ -47,7 +47,8 @@ steps:
     kind: convert-model
     with: {model: "${steps.train.outputs.model}", target: onnx}
 """
-COMMANDS = ["job {job}", "logs {job}", "jobs", "jobs --all", "jobs --state failed", "runs",
+COMMANDS = ["job {job}", "logs {job}", "jobs", "jobs --all", "jobs --state failed",
+            "jobs --mine", "runs",
             "runs --owner ana", "runs --state running", "runs compare {job} {job2}",
             "models list", "models show {model}", "datasets list", "datasets show {dataset}",
             "projects list", "projects show {project}", "pipelines list",
