@@ -159,7 +159,10 @@ def infer_k8s(job_id: str, spec: StoredModelJob, workdir: Path, settings: dict):
     cm = {"apiVersion": "v1", "kind": "ConfigMap",
           "metadata": {"name": name + "-code", "namespace": ns, "labels": labels(job_id)},
           "data": data}
-    gpus = spec.gpus
+    gpus = spec.gpus if spec.gpus is not None else int(settings.get("infer_gpus", 1))
+    if gpus < 0:
+        from runners.models import JobError
+        raise JobError(f"--gpus cannot be negative (got {gpus})")
     runtime = spec.runtime  # the image environment chosen for the job, if any
     image = (runtime and runtime.image) or settings.get("infer_image", DEFAULT_INFER_IMAGE)
     container = {"name": "infer", "image": image,

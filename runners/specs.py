@@ -77,7 +77,7 @@ class ConvertSpec(_ModelSpec):
 class InferSpec(_ModelSpec):
     batch: str | tuple[int, ...] | None = None
     input: str | None = None
-    gpus: int = 1
+    gpus: int | None = None   # None: [kubernetes] infer_gpus decides
     kind = "infer"
 
 

@@ -117,7 +117,7 @@ class StoredModelJob(Stored):
     signature: str = "serving_default"
     allow_code: bool = False
     opset: int | None = None
-    gpus: int = 0
+    gpus: int | None = None            # None: [kubernetes] infer_gpus decides
     input_origin: str | None = None
     dim_default: int = 16
     threads: int = 0

@@ -107,7 +107,8 @@ def convert_model(ctx, model, target, precision, calibration, tolerance, batch, 
                arg("--input", path=True, help="inputs to predict on (.npz keyed by input name, or .npy); "
                    "predictions are written to predictions.npz"),
                arg("--signature", default="serving_default", help="SavedModel signature"),
-               arg("--gpus", type=int, default=1, help="GPUs for the Kubernetes Job (default 1)"),
+               arg("--gpus", type=int, default=None,
+                   help="GPUs for the Kubernetes Job (default: [kubernetes] infer_gpus, 1)"),
                arg("--env", dest="environment", help="the catalog environment to run in "
                    "(default: the one that fits the model)"),
                arg("--allow-code", action="store_true", help="load a model even though it holds "

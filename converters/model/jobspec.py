@@ -110,7 +110,7 @@ def prepare(spec: dict[str, Any], workdir: Path, runner_python: str | Path,
         "signature": spec.get("signature") or "serving_default",
         "allow_code": bool(spec.get("allow_code")),
         "opset": spec.get("opset"),
-        "gpus": int(spec.get("gpus") or 0),
+        "gpus": None if spec.get("gpus") is None else int(spec["gpus"]),  # None: [kubernetes] infer_gpus
         "input_origin": str(Path(spec["input"]).expanduser().resolve()) if spec.get("input") else None,
         "dim_default": int(settings.get("dim_default", 16)),
         # 0: one thread per physical core of the runner, for TensorFlow and ONNX Runtime alike.

@@ -166,3 +166,21 @@ def test_a_dry_run_without_an_output_volume_warns(tmp_path):
             engine.close()
         said = "saved models included, are lost" in plan["text"]
         assert said == warned and bool(plan["warnings"]) == warned
+
+
+@pytest.mark.parametrize("given_gpus,configured,expected", [
+    (None, None, "1"), (None, 3, "3"), (2, 3, "2"), (0, 3, None)])
+def test_an_inference_pod_takes_its_gpus_from_the_flag_then_configuration(
+        tmp_path, given_gpus, configured, expected):
+    """``infer --gpus N`` wins; without it ``[kubernetes] infer_gpus`` (default 1) decides."""
+    model = tmp_path / "data" / "m.onnx"
+    model.parent.mkdir()
+    model.write_bytes(b"onnx")
+    spec = build("infer", {"model": str(model), "source": {"kind": "onnx", "path": str(model)},
+                           "gpus": given_gpus})
+    settings = {"pvc": "data", "pvc_local_path": str(tmp_path / "data")}
+    if configured is not None:
+        settings["infer_gpus"] = configured
+    plan = get_kind("infer").k8s_manifests("j3", spec, tmp_path, settings)
+    limits = pod_specs(plan.main)[0]["containers"][0]["resources"]["limits"]
+    assert limits.get("nvidia.com/gpu") == expected
