@@ -62,14 +62,9 @@ def job_results(job) -> dict[str, Any]:
 
 
 def _model_output(arts: list[dict[str, Any]]) -> str | None:
-    by_name = {a.get("name"): a for a in arts}
-    for name in MODEL_ARTIFACTS:
-        if name in by_name:
-            return by_name[name]["path"]
-    for a in arts:
-        if a.get("kind") in ("saved_model", "model"):
-            return a["path"]
-    return None
+    from catalog.model_files import pick_model  # the one rule: a loadable model or none
+    chosen = pick_model(arts, MODEL_ARTIFACTS)
+    return chosen["path"] if chosen else None
 
 
 class EngineSteps:

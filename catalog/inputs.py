@@ -11,6 +11,7 @@ from typing import Any
 
 from catalog import lookup
 from catalog.errors import InvalidInput, NotFound
+from catalog.model_files import NO_MODEL
 from catalog.step_outputs import as_input
 
 REF_RE = re.compile(r"\$\{([^}]*)\}")  # as catalog/pipelines.py reads them
@@ -65,6 +66,8 @@ class Resolver:
         if head == "steps":
             step, _, key = rest.partition(".outputs.")
             outs = self.outputs.get(step, {})
+            if key == "model" and "model" not in outs and "workdir" in outs:
+                raise InvalidInput(f"step {step!r} {NO_MODEL}")
             if key not in outs:
                 raise InvalidInput(f"step {step!r} produced no output {key!r} "
                                    f"(it produced: {', '.join(outs) or 'nothing'})")

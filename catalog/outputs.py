@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog import lookup, models, projects
+from catalog.model_files import loadable_format, pick_model
 from catalog.errors import CatalogError
 from catalog.names import NAME_MAX, NAME_RE
 from catalog.store import transaction
@@ -72,17 +73,6 @@ def _artifact_list(artifacts) -> list[dict[str, Any]]:
         elif isinstance(a, dict) and a.get("path"):
             out.append({"name": a.get("name") or Path(a["path"]).name, **a})
     return out
-
-
-def _pick_model(artifacts: list[dict[str, Any]], names) -> dict[str, Any] | None:
-    by_name = {a["name"]: a for a in artifacts}
-    for n in names:
-        if n in by_name and Path(by_name[n]["path"]).exists():
-            return by_name[n]
-    for a in artifacts:  # otherwise any artifact that is recognisably a model
-        if Path(a["path"]).exists() and models.guess_format(Path(a["path"])):
-            return a
-    return None
 
 
 def find_model(conn: sqlite3.Connection, ref_or_path: str | None) -> sqlite3.Row | None:
@@ -161,12 +151,12 @@ def register_job_outputs(conn: sqlite3.Connection, job: FinishedJob, artifacts=N
                                 (job_id,)).fetchall()
         if existing:
             return [models.get(conn, f"{r['name']}:{r['version']}") for r in existing]
-        artifact = _pick_model(artifacts, rule["artifacts"])
+        artifact = pick_model(artifacts, rule["artifacts"])
         if artifact is None:
             return []
         path = Path(artifact["path"])
         parent = find_model(conn, getattr(job, rule["parent"])) if rule["parent"] else None
-        fmt = models.guess_format(path) or artifact.get("format")
+        fmt = loadable_format(path)
         if not fmt:
             return []
         name = name or default_name(conn, job, parent, fmt, path)
