@@ -46,6 +46,12 @@ UNSAFE_OPS: dict[str, tuple[str, str]] = {
 }
 
 KERAS_MODULES = ("keras", "tf_keras", "tensorflow", "builtins", "numpy")
+# Sections of a .keras config.json that the conversion never builds: the worker loads with
+# compile=False (converters/model/worker.py export_keras), and Keras then drops the training
+# set-up (optimizer, loss, metrics) unread. So a training-only wrapper there (Horovod's
+# DistributedOptimizer, module horovod._keras, in every model a Horovod run saves) is not code
+# that runs; layers, and any custom object among them, still are.
+NOT_LOADED = ("compile_config",)
 CODE_CLASSES = {"Lambda"}
 
 
@@ -105,7 +111,10 @@ def keras_config(path: Path, kind: str) -> Any:
 
 def check_keras(path: Path, kind: str, allow_code: bool = False) -> list[str]:
     """Refuse a Keras model whose config holds code, unless allowed; returns what was found."""
-    found = code_in_config(keras_config(path, kind))
+    config = keras_config(path, kind)
+    if isinstance(config, dict):
+        config = {k: v for k, v in config.items() if k not in NOT_LOADED}
+    found = code_in_config(config)
     if found and not allow_code:
         raise UnsafeModel(f"{path.name} holds code that would run when it is loaded: "
                           f"{'; '.join(found)}. tfdesk treats models as data; {ALLOW_HINT}. "
