@@ -95,11 +95,18 @@ _JOB_COLS = ("id", "kind", "spec", "owner", "reply_to", "backend", "state", "rea
              "started_at", "finished_at", "workdir", "handle", "cancel_requested")
 
 
-def _job(row: sqlite3.Row) -> Job:
+def _job(row: sqlite3.Row, strict: bool = True) -> Job:
+    """The row as a Job. ``strict=False``: a spec this tfdesk cannot read becomes ``None``
+    (what deleting the job needs is outside the spec), instead of UnreadableSpec."""
     d = {k: row[k] for k in _JOB_COLS}
     for k in ("reply_to", "handle"):
         d[k] = json.loads(d[k])
-    d["spec"] = stored_spec.load(row["kind"], row["spec"], row["id"])  # typed, or a clear error
+    try:
+        d["spec"] = stored_spec.load(row["kind"], row["spec"], row["id"])  # typed, or an error
+    except stored_spec.UnreadableSpec:
+        if strict:
+            raise
+        d["spec"] = None
     d["cancel_requested"] = bool(d["cancel_requested"])
     return Job(**d)
 
@@ -165,14 +172,17 @@ class JobStore:
                                         {"state": QUEUED, "from": None}, now))
         return self.get(job_id), ev
 
-    def get(self, job_id: str) -> Job:
+    def get(self, job_id: str, strict: bool = True) -> Job:
         row = self._db().execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
         if row is None:
             raise UnknownJob(job_id)
-        return _job(row)
+        return _job(row, strict)
 
     def list(self, states: Iterable[str] | None = None, owner: str | None = None,
-             backend: str | None = None, limit: int | None = None) -> list[Job]:
+             backend: str | None = None, limit: int | None = None,
+             skipped: list[tuple[str, str]] | None = None) -> list[Job]:
+        """Readable jobs, oldest first; rows whose spec cannot be read are left out and, when
+        ``skipped`` is given, named there with why (``delete ID`` removes one)."""
         sql, params = "SELECT * FROM jobs WHERE 1=1", []
         if states:
             states = list(states)
@@ -187,7 +197,14 @@ class JobStore:
         sql += " ORDER BY seq"
         if limit:
             sql = f"SELECT * FROM ({sql.replace('ORDER BY seq', 'ORDER BY seq DESC')} LIMIT {int(limit)}) ORDER BY seq"
-        return [_job(r) for r in self._db().execute(sql, params)]
+        jobs = []
+        for row in self._db().execute(sql, params):
+            try:  # one row this tfdesk cannot read never hides the others
+                jobs.append(_job(row))
+            except stored_spec.UnreadableSpec as exc:
+                if skipped is not None:
+                    skipped.append((row["id"], str(exc)))
+        return jobs
 
     def update_handle(self, job_id: str, **values: Any) -> None:
         with self._tx() as db:

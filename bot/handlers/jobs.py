@@ -136,14 +136,22 @@ def _with_findings(spec, text: str, comment: bool = False) -> str:
 def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
     engine = ctx.services.engine
     states = list(ACTIVE) if state == "active" else [state] if state else None
-    found = engine.list(states=states, owner=ctx.owner if mine else None, limit=None if all else 20)
+    bad: list[tuple[str, str]] = []
+    found = engine.list(states=states, owner=ctx.owner if mine else None,
+                        limit=None if all else 20, skipped=bad)
     rows = [_summary(engine, j) for j in found]
+    notes = [f"{job_id} cannot be read: {why}; `tfdesk delete {job_id}` removes it"
+             for job_id, why in bad]
     if not rows:
-        return Reply(text="no jobs" + (f" in state {state}" if state else ""), data={"jobs": []})
+        text = "no jobs" + (f" in state {state}" if state else "")
+        return Reply(text="\n".join([text, *notes]),
+                     data={"jobs": [], "unreadable": [{"id": i, "why": w} for i, w in bad]})
     from bot.web.links import Ref, query  # the same list in the web view
     page = Ref("runs", query(owner=ctx.owner if mine else None,
                              state=None if state == "active" else state))
-    return Reply(text="\n".join(_line(r) for r in rows), data={"jobs": rows}, refs=[page])
+    return Reply(text="\n".join([*(_line(r) for r in rows), *notes]),
+                 data={"jobs": rows, "unreadable": [{"id": i, "why": w} for i, w in bad]},
+                 refs=[page])
 
 
 def _job_reply(engine, job_id, judge=False):

@@ -155,3 +155,32 @@ def test_the_store_keeps_only_typed_specs_of_the_jobs_kind(tmp_path):
         store.create("train", {"workers": "x"}, "ann", {}, "local", tmp_path)
     assert store._db().execute("SELECT count(*) FROM jobs").fetchone()[0] == 0
     assert sqlite3.sqlite_version
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(bad=st.sets(st.integers(0, 5), max_size=6))
+def test_a_damaged_row_never_hides_the_others_and_can_be_deleted(tmp_path_factory, bad):
+    """Any of six jobs damaged: the list keeps the readable ones in order, names each
+    damaged one with why, and the engine deletes a damaged one like any other."""
+    from tests.jobs_helpers import make_engine
+    home = tmp_path_factory.mktemp("home")
+    engine = make_engine(home, start=False)
+    ids = []
+    for i in range(6):
+        job, _ = engine.store.create("train", stored.StoredTrain(), "ann", {}, "local",
+                                     home / "jobs" / f"w{i}")
+        ids.append(job.id)
+    db = engine.store._db()
+    db.execute("UPDATE jobs SET state = 'succeeded'")
+    for i in bad:
+        db.execute("UPDATE jobs SET spec = ? WHERE id = ?", ('{"v": 2, "kind": "train", "x": 1}',
+                                                            ids[i]))
+    skipped: list = []
+    listed = [j.id for j in engine.list(skipped=skipped)]
+    assert listed == [ids[i] for i in range(6) if i not in bad]
+    assert [s[0] for s in skipped] == [ids[i] for i in sorted(bad)]
+    assert all(why.startswith(f"job {i}: ") and "x" in why for i, why in skipped)
+    for i in bad:
+        engine.delete(ids[i])
+    skipped.clear()
+    assert [j.id for j in engine.list(skipped=skipped)] == listed and skipped == []
