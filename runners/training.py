@@ -155,6 +155,8 @@ def local_plan(spec: StoredTrain, workdir: Path, env: RunnerEnv) -> LocalPlan:
     base = base_env(spec, workdir, env)
     if spec.launcher == "horovod":
         horovodrun = str(env.bin_dir / "horovodrun")
+        # Tracking acts in the workers alone (HOROVOD_RANK), not in horovodrun's processes.
+        base = {**base, "TFDESK_TRACK_WORKER_VAR": "HOROVOD_RANK"}
         return LocalPlan([Proc([horovodrun, "--gloo", "-np", str(n), "-H", f"localhost:{n}",
                                 "--network-interface", "lo", *script], base, "horovodrun")])
     if spec.launcher == "tf-distribute" and n > 1:

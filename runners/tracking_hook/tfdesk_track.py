@@ -165,13 +165,25 @@ def _has_chief() -> bool:
     return bool(cluster.get("chief"))
 
 
+# Set by the runner when a launcher starts the workers (horovodrun: HOROVOD_RANK): the hook
+# acts only in a process that has that variable, i.e. a worker running the user's script. The
+# launcher and its helpers (horovodrun's spawned middlemen) load this hook too, from the same
+# PYTHONPATH; reading TensorBoard files at their exit imported TensorFlow while they shut
+# down and crashed them (signal 11) after the workers had finished.
+WORKER_MARK = "TFDESK_TRACK_WORKER_VAR"
+INSTALLED_IN: list[int] = []
+
+
 def install() -> None:
     """Wrap ``fit`` in the first worker only: the others' figures are the same run's, and
-    tfdesk reads rank 0 alone."""
-    if os.environ.get("TFDESK_TRACK", "1") == "0" or rank() != 0:
+    tfdesk reads rank 0 alone. Nothing in a launcher or its helpers."""
+    mark = os.environ.get(WORKER_MARK, "")
+    if os.environ.get("TFDESK_TRACK", "1") == "0" or rank() != 0 or \
+            (mark and mark not in os.environ):
         return
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+        INSTALLED_IN.append(os.getpid())
         atexit.register(_summaries_at_exit)
 
 
@@ -187,8 +199,9 @@ def _event_dirs(root: str) -> list[str]:
 
 
 def _summaries_at_exit() -> None:
-    """A custom loop's TensorBoard scalars, read with TensorBoard's reader (no fit ran)."""
-    if FIT_RAN:
+    """A custom loop's TensorBoard scalars, read with TensorBoard's reader (no fit ran), in
+    the process that ran the script (never in a child it forked)."""
+    if FIT_RAN or INSTALLED_IN != [os.getpid()]:
         return
     try:
         dirs = _event_dirs(os.getcwd())
