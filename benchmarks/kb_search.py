@@ -8,8 +8,9 @@ Quality sets (``knowledge_base/qa/sets/``, roles in its ``manifest.yaml``), repo
   ``kb_questions.yaml`` (written before session 3's tuning, tuned on since), and
   ``--real PATH`` (questions in real users' words, kept outside the repository);
 - untuned, held out (never looked at while tuning): the manifest's held-out set
-  (``kb_questions_heldout.yaml``) and ``--real-heldout PATH`` (a second real-users set,
-  outside the repository).
+  (``kb_questions_heldout.yaml``), ``--real-heldout PATH`` (a second real-users set,
+  outside the repository) and the generated held-out set (``kb_generated_heldout.yaml``:
+  questions made from the KB's text about symbols the generated training set never asks about).
 Real-users files: ``- {q: ..., accept: [...], source: URL}``, as ``tools/real_questions.py``
 writes them (split by a hash of the thread URL; the URLs and answers are in
 ``knowledge_base/qa/sets/real_questions_sources.yaml``). For them it also prints the result when an accepted

@@ -13,11 +13,12 @@ from knowledge_base.errors import KBError
 DIR = Path(__file__).parent / "sets"
 MANIFEST = DIR / "manifest.yaml"
 ROLES = ("training", "tuned", "held-out", "book-only", "generated", "generated-held-out")
-FITTED = ("training", "tuned", "generated")   # the ranker is fitted on these
+FITTED = ("training", "tuned")           # the ranker is fitted on these
 IN_BOOK = ("training", "tuned", "book-only")  # the "asked before" book holds these
-# "generated": made from the KB's own text (tools/generated_questions.py), fitted on but kept out
-# of the book (template wording would pull a new question toward a template); its other side,
-# "generated-held-out", asks about symbols the generated training set never does: measured only.
+# "generated": made from the KB's own text (tools/generated_questions.py); neither fitted on nor in
+# the book: fitting on it raised its own held-out side and lowered real users' questions (a
+# template-worded set teaches templates). "generated-held-out" asks about symbols the generated
+# set never does; neither side was fitted on, so it measures what a new symbol's question gets.
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from knowledge_base.errors import KBError
-from knowledge_base.qa import concepts, minilm, trees
+from knowledge_base.qa import arguments, concepts, minilm, trees
 from knowledge_base.names import TRAITS
 from knowledge_base.words import STOPWORDS, stem
 
@@ -86,6 +86,9 @@ FEATURES = (
     "depth",           # dots in the name
     "refs",            # log(1 + docstrings that name it)
     "files",           # log(1 + guides/examples that use it)
+    "param_said",      # the question says one of its keywords (mask zero -> mask_zero): 1 for
+                       # several words in order or as code, 0.5 for one long word (arguments.py)
+    "param_unique",    # 1 / candidates taking a keyword said as clearly
 )
 _F = {f: i for i, f in enumerate(FEATURES)}
 _TRAITS = [_F[t] for t in TRAITS]  # what a symbol is (names.traits), as features
@@ -154,6 +157,7 @@ class Evidence:
     concept: dict[int, tuple[int, int]]
     mentioned: set[int]
     ids: list[int] = field(default_factory=list)
+    question: str = ""                # as asked (keywords are read from it)
 
 
 def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = True,
@@ -192,7 +196,7 @@ def evidence(ix: QuestionIndex, q: str, meaning: bool,
     order = [stem(fixed.get(w, w)) for w in said]
     ev = Evidence(words, wanted, set(raw), bm25_of(ix, words), named_by_words(ix, words),
                   sem, cos, asked_ev, guide, concepts_meant(ix, said_stems, order),
-                  mentioned_names(ix, q))
+                  mentioned_names(ix, q), question=q)
     ev.ids = list(dict.fromkeys([
         *ev.bm25, *ev.named, *sem["doc"], *sem["name"], *ev.concept, *ev.mentioned,
         *(i for i, e in asked_ev.items() if e[1] < ASK_NEW),
@@ -244,6 +248,7 @@ def features(ix: QuestionIndex, ev: Evidence, wants_compat: bool) -> np.ndarray:
                     (w := words_of(look.names[i].rpartition(".")[2]) - stop_stems(stem))
                     and w <= wanted}
     x = np.zeros((len(ids), len(FEATURES)))
+    said = arguments.features(ix, ids, ev.question)
     for row, sid in enumerate(ids):
         f = x[row]
         name, kind = look.names[sid], look.kinds[sid]
@@ -265,6 +270,8 @@ def features(ix: QuestionIndex, ev: Evidence, wants_compat: bool) -> np.ndarray:
                                   for p, w in TWIN_NAMESPACES))
         f[_TRAITS] = look.traits[sid]
         f[_F["compat_asked"]] = f[_F["compat"]] * wants_compat
+        if sid in said:
+            f[_F["param_said"]], f[_F["param_unique"]] = said[sid]
         e = look.evidence.get(sid)
         if e is not None:
             f[_F["refs"]] = math.log1p(e.refs)

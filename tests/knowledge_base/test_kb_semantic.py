@@ -99,7 +99,10 @@ def test_the_ranker_is_data_fitted_on_every_feature():
     import yaml
     doc = yaml.safe_load(questions.RANKING.read_text())
     assert "kb_questions_heldout.yaml" not in " ".join(doc["trained_on"])
-    assert doc["leave_one_file_out"]["all"]["top1"] > 0.5
+    # How well it carries to files it was not fitted on: by leaving each file out
+    # (tools/train_ranking.py) or, for a fit from cached features, each half of them.
+    estimate = doc.get("leave_one_file_out") or doc["two_fold_by_file"]
+    assert estimate["all"]["top1"] > 0.5
     booster = questions.ranker()
     assert booster.feature_name() == list(questions.FEATURES)
     # Every feature family is used by some tree.
