@@ -92,10 +92,12 @@ def find_model(conn: sqlite3.Connection, ref_or_path: str | None) -> sqlite3.Row
 
 
 def default_name(conn: sqlite3.Connection, job: FinishedJob, parent, fmt: str,
-                 path: Path) -> str:
+                 path: Path) -> str | None:
     """What a job's model is registered as, when the step gives no ``register:`` name: after
     the catalog model it was converted from (``mnist-cnn-onnx``); else the pipeline and step it
-    came from (``mnist-train``); only for a one-off job on a file, the file's name."""
+    came from (``mnist-train``); a one-off conversion of a file, after the file. None: a
+    one-off training without ``--register NAME`` registers nothing (its model stays the job's
+    artifact; a name made from its script, ``train``, would name nothing anyone chose)."""
     if job.register:
         return job.register
     if parent is not None:
@@ -105,8 +107,9 @@ def default_name(conn: sqlite3.Connection, job: FinishedJob, parent, fmt: str,
                            (job.pipeline_run,)).fetchone()
         if row is not None:
             return f"{row[0]}-{job.step}"
-    # source: the user's file name (a train job stores its copy as script.py)
-    return Path(str(job.source or job.model or path)).stem
+    if job.kind == "train":
+        return None
+    return Path(str(job.model or path)).stem
 
 
 def register_job_outputs(conn: sqlite3.Connection, job: FinishedJob, artifacts=None,
@@ -160,6 +163,8 @@ def register_job_outputs(conn: sqlite3.Connection, job: FinishedJob, artifacts=N
         if not fmt:
             return []
         name = name or default_name(conn, job, parent, fmt, path)
+        if name is None:
+            return []
         if not project and parent is not None and parent["project_id"] is not None:
             project = conn.execute("SELECT name FROM catalog_projects WHERE id = ?",
                                    (parent["project_id"],)).fetchone()[0]

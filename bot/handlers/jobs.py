@@ -70,21 +70,29 @@ def _progress_subscriber(ctx, job_id):
                arg("--input", dest="inputs", action="append", default=[], metavar="NAME",
                    help="a catalog dataset or model the job reads (from the terminal, also a "
                    "path), shown to it read-only at its path; repeat for several"),
+               arg("--register", metavar="NAME", help="register the trained model in the "
+                   "catalog as the next version of NAME (without it, the model stays the job's "
+                   "artifact)"),
+               arg("--project", "-p", help="the catalog project the job and its model belong "
+                   "to (default: the channel's)"),
                arg("--wait", action="store_true", help="wait for the end, showing progress"),
                arg("--dry-run", action="store_true", help="show what would run (Kubernetes: manifests)")],
          examples=["tfdesk train train.py --workers 2", "tfdesk train train.py -- --lr 0.01",
+                   "tfdesk train train.py --register mnist-cnn --project vision",
                    "tfdesk train train.py --workers 4 "
                    "--backend kubernetes --gpus-per-worker 1 --dry-run"], slow=True, permission="compute")
 def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeout, tf_version,
-          environment, wait, dry_run, script_args=(), cpu=None, memory=None, inputs=()):
+          environment, wait, dry_run, script_args=(), cpu=None, memory=None, inputs=(),
+          register=None, project=None):
     from bot import job_inputs
     from runners.specs import TrainSpec  # here: other commands never load runners
     engine = ctx.services.engine
+    labels = _catalog_labels(ctx, register, project)
     spec = TrainSpec(script_path=str(Path(script).expanduser().resolve()), workers=workers,
                      gpus_per_worker=gpus_per_worker, convert=convert, epochs=epochs,
                      timeout=timeout, tf_version=tf_version, environment=environment,
                      args=tuple(script_args or ()), cpu=cpu, memory=memory,
-                     inputs=job_inputs.named(ctx, inputs))
+                     inputs=job_inputs.named(ctx, inputs), labels=labels)
     grant = job_inputs.grant(ctx)
     if dry_run:
         plan = engine.dry_run("train", spec, backend, grant=grant)
@@ -114,6 +122,25 @@ def train(ctx, script, workers, gpus_per_worker, backend, convert, epochs, timeo
                                                f"{job.state}{where}\nfollow it with: tfdesk logs "
                                                f"{job.id} --follow"), data=d,
                  job=JobRef.of(job))
+
+
+def _catalog_labels(ctx, register: str | None, project: str | None):
+    """What a training's model is registered as, checked before the job starts: a model name
+    (someone else's needs an admin, as with ``models add``) and a project that exists."""
+    from bot.handlers.catalog_owners import first_owner
+    from catalog import projects
+    from catalog.errors import NotFound
+    from catalog.names import check_name
+    from runners.stored import Labels
+    if register:
+        check_name(register, "model name")
+        first_owner(ctx, "models", register)
+    project = project or projects.channel_default(ctx.services.catalog,
+                                                  ctx.reply_to.get("channel"))
+    if project and ctx.services.catalog.execute(
+            "SELECT 1 FROM catalog_projects WHERE name = ?", (project,)).fetchone() is None:
+        raise NotFound(f"no project {project!r} in the catalog; see 'tfdesk projects list'")
+    return Labels(register=register or None, project=project or None)
 
 
 def _with_findings(spec, text: str, comment: bool = False) -> str:
@@ -182,10 +209,9 @@ def _job_reply(engine, job_id, judge=False):
                   + ("  (saved outside the job's folder)" if a.get("name") == "saved_outside"
                      else "") for a in d["artifacts"]]
     if job.kind == "train" and job.state == "succeeded":
-        missing = _no_model(job, d["artifacts"])
-        if missing:
-            lines.append(f"  {missing}")
-            d["model_note"] = missing
+        note = _model_note(job, d["artifacts"])
+        lines.append(f"  {note}")
+        d["model_note"] = note
     files = []
     if d["metrics"] and Path(job.workdir).is_dir():
         from runners.local import paths  # tfdesk's own files: the job's record folder
@@ -199,11 +225,27 @@ def _job_reply(engine, job_id, judge=False):
                  job=JobRef.of(job))
 
 
-def _no_model(job, artifacts) -> str:
+def _model_note(job, artifacts) -> str:
+    """A finished training's model (the one rule: catalog/model_files.py) and where it went:
+    the catalog name it was registered under, or the command that registers it; else why
+    tfdesk found none."""
+    from catalog.model_files import pick_model
+    model = pick_model([{**a, "path": str(Path(job.workdir) / a["path"])} for a in artifacts])
+    if model is None:
+        return _no_model(job)
+    labels = job.spec.labels
+    if labels.register or labels.pipeline_run:
+        where = f"registered as {labels.register}" if labels.register else \
+            "registered by its pipeline run"
+        return f"model: {model['path']} ({where}; see 'tfdesk models list')"
+    return (f"model: {model['path']} (the job's artifact, not in the catalog: "
+            f"`tfdesk models add NAME {model['path']}` registers it; next time, "
+            "`train --register NAME`)")
+
+
+def _no_model(job) -> str:
     """Say so when a finished training saved no model tfdesk can find."""
-    from runners.saves import MODEL_KINDS, save_targets
-    if any(a["kind"] in MODEL_KINDS for a in artifacts):
-        return ""
+    from runners.saves import save_targets
     try:
         from runners.jobfiles import read_job_text  # never through the job's links
         source = read_job_text(job.workdir, getattr(job.spec, "script", "script.py"))
@@ -213,7 +255,9 @@ def _no_model(job, artifacts) -> str:
     if computed:
         return ("no saved model found in the job's folder; the script saves to a path computed "
                 f"when it runs (line {', '.join(map(str, computed[:3]))}): look there")
-    return "no saved model found: the script saved none in its folder or at a path it names"
+    return ("no saved model found: the script saved no loadable model (a SavedModel folder, "
+            ".keras or full-model .h5; checkpoints and weights-only files are not models) in "
+            "its folder or at a path it names")
 
 
 @command("job", "show one job: spec, state, events, metrics, artifacts",

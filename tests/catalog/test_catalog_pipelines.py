@@ -193,7 +193,8 @@ def test_register_job_outputs_from_an_engine_job_is_idempotent(conn, tmp_path):
     sm = tmp_path / "job-9" / "saved_model"
     sm.mkdir(parents=True)
     (sm / "saved_model.pb").write_bytes(b"pb")
-    spec = TrainSpec(script_path="/x/my train.py", labels=Labels(dataset="mnist"))
+    # A training by hand registers only under the name given (train --register my-train).
+    spec = TrainSpec(script_path="/x/my train.py", labels=Labels(dataset="mnist", register="my-train"))
     job = FinishedJob.of("job-9", "train", spec, "bob")
     arts = [{"name": "saved_model", "path": str(sm)}]
     made = register_job_outputs(conn, job, arts)
@@ -207,7 +208,8 @@ def test_evaluation_joins_the_models_validation(conn, tmp_path):
     sm = tmp_path / "job-1" / "saved_model"
     sm.mkdir(parents=True)
     (sm / "saved_model.pb").write_bytes(b"pb")
-    job = FinishedJob.of("job-1", "train", TrainSpec(script_path="/x/net.py"), "bob")
+    job = FinishedJob.of("job-1", "train", TrainSpec(script_path="/x/net.py",
+                                                     labels=Labels(register="net")), "bob")
     [model] = register_job_outputs(conn, job, [{"name": "saved_model", "path": str(sm)}])
     from catalog import models
     models.update_results(conn, model["ref"], validation={"passed": True, "max_abs": 1e-6})
