@@ -12,7 +12,6 @@ SAVE_METHODS = {"save", "save_weights", "export"}
 SAVE_FUNCTIONS = {"tf.saved_model.save": 1, "tf.keras.models.save_model": 1,
                   "keras.models.save_model": 1, "keras.saving.save_model": 1,
                   "tf.keras.callbacks.ModelCheckpoint": 0, "keras.callbacks.ModelCheckpoint": 0}
-MODEL_KINDS = {"model", "saved_model", "checkpoint"}
 
 
 def _dotted(node: ast.AST) -> str:
