@@ -265,7 +265,7 @@ def test_commands_through_the_parser(home, tmp_path, monkeypatch):
     monkeypatch.setenv("TFDESK_RUNNER_PYTHON", sys.executable)
     ctx = Context(config=load_config(), owner="ann")
     script = write(tmp_path / "train.py", FAKE_KERAS)
-    _, reply = run_line(ctx, f"train {script} --epochs 2 --wait --json")
+    _, reply = run_line(ctx, f"train {script} --register train --epochs 2 --wait --json")
     assert reply.ok, reply.text
     data = json.loads(reply.to_json())
     job_id = data["id"]
