@@ -32,6 +32,31 @@ from typing import Any, Iterable
 from core import statedb
 from runners.metrics import RANK_PREFIX, MetricReader
 
+def _follows(summary: str, series: str, trigger: str) -> str:
+    """The trigger keeping ``summary`` (last, step, min, max per run and name) current as
+    ``series`` rows are stored: one rule for epoch and per-step metrics."""
+    return f"""CREATE TRIGGER IF NOT EXISTS {trigger} AFTER INSERT ON {series}
+BEGIN
+    INSERT INTO {summary} (job_id, name, last, step, min, max)
+    VALUES (NEW.job_id, NEW.name, NEW.value, NEW.step, NEW.value, NEW.value)
+    ON CONFLICT (job_id, name) DO UPDATE SET
+        last = CASE WHEN NEW.step >= step THEN NEW.value ELSE last END,
+        step = max(step, NEW.step),
+        min = min(min, NEW.value),
+        max = max(max, NEW.value);
+END;
+"""
+
+
+def _backfill(db, summary: str, series: str) -> None:
+    """Summarise what ``series`` held before its trigger existed (a trigger sees new rows)."""
+    db.conn.execute(
+        f"INSERT OR IGNORE INTO {summary} (job_id, name, last, step, min, max) "
+        f"SELECT m.job_id, m.name, (SELECT value FROM {series} l WHERE l.job_id = m.job_id "
+        "AND l.name = m.name ORDER BY step DESC LIMIT 1), max(m.step), min(m.value), "
+        f"max(m.value) FROM {series} m GROUP BY m.job_id, m.name")
+
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tracked_runs (
     job_id TEXT PRIMARY KEY,
@@ -66,17 +91,7 @@ CREATE TABLE IF NOT EXISTS run_step_metrics (
     PRIMARY KEY (job_id, name, step)
 ) WITHOUT ROWID;
 -- The summary follows every stored epoch metric, whoever stores it (one place).
-CREATE TRIGGER IF NOT EXISTS run_summary_follows_metrics AFTER INSERT ON job_metrics
-BEGIN
-    INSERT INTO run_summary (job_id, name, last, step, min, max)
-    VALUES (NEW.job_id, NEW.name, NEW.value, NEW.step, NEW.value, NEW.value)
-    ON CONFLICT (job_id, name) DO UPDATE SET
-        last = CASE WHEN NEW.step >= step THEN NEW.value ELSE last END,
-        step = max(step, NEW.step),
-        min = min(min, NEW.value),
-        max = max(max, NEW.value);
-END;
--- A deleted job takes its tracking with it.
+""" + _follows("run_summary", "job_metrics", "run_summary_follows_metrics") + """-- A deleted job takes its tracking with it.
 CREATE TRIGGER IF NOT EXISTS tracked_runs_follow_jobs AFTER DELETE ON jobs
 BEGIN
     DELETE FROM tracked_runs WHERE job_id = OLD.id;
@@ -95,11 +110,7 @@ SETTLE_S = 600.0  # a model job that succeeded this long ago without figures has
 def _first(db) -> None:
     statedb.create(SCHEMA)(db)
     # Jobs that have metrics already get their summary now (the trigger sees only new rows).
-    db.conn.execute(
-        "INSERT OR IGNORE INTO run_summary (job_id, name, last, step, min, max) "
-        "SELECT m.job_id, m.name, (SELECT value FROM job_metrics l WHERE l.job_id = m.job_id "
-        "AND l.name = m.name ORDER BY step DESC LIMIT 1), max(m.step), min(m.value), "
-        "max(m.value) FROM job_metrics m GROUP BY m.job_id, m.name")
+    _backfill(db, "run_summary", "job_metrics")
 
 
 @MIGRATIONS(name="0002-figures-pending-index")
@@ -125,17 +136,8 @@ CREATE TABLE IF NOT EXISTS run_step_summary (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS run_step_summary_name_last ON run_step_summary(name, last);
 -- Per-step series are summarised as they are stored, like the epoch metrics above.
-CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_steps AFTER INSERT ON run_step_metrics
-BEGIN
-    INSERT INTO run_step_summary (job_id, name, last, step, min, max)
-    VALUES (NEW.job_id, NEW.name, NEW.value, NEW.step, NEW.value, NEW.value)
-    ON CONFLICT (job_id, name) DO UPDATE SET
-        last = CASE WHEN NEW.step >= step THEN NEW.value ELSE last END,
-        step = max(step, NEW.step),
-        min = min(min, NEW.value),
-        max = max(max, NEW.value);
-END;
-CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_jobs AFTER DELETE ON jobs
+""" + _follows("run_step_summary", "run_step_metrics",
+                  "run_step_summary_follows_steps") + """CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_jobs AFTER DELETE ON jobs
 BEGIN
     DELETE FROM run_step_summary WHERE job_id = OLD.id;
 END;
@@ -147,11 +149,7 @@ def _step_summary(db) -> None:
     # Filtering and sorting by a per-step series (min(step:loss)<0.1) reads one indexed row
     # per run, as for epoch metrics; steps stored before this migration are summarised now.
     statedb.create(STEP_SUMMARY)(db)
-    db.conn.execute(
-        "INSERT OR IGNORE INTO run_step_summary (job_id, name, last, step, min, max) "
-        "SELECT m.job_id, m.name, (SELECT value FROM run_step_metrics l WHERE l.job_id = "
-        "m.job_id AND l.name = m.name ORDER BY step DESC LIMIT 1), max(m.step), min(m.value), "
-        "max(m.value) FROM run_step_metrics m GROUP BY m.job_id, m.name")
+    _backfill(db, "run_step_summary", "run_step_metrics")
 
 
 @MIGRATIONS(name="0004-min-max-indexes")
