@@ -209,7 +209,8 @@ def _job_reply(engine, job_id, judge=False):
                   + ("  (saved outside the job's folder)" if a.get("name") == "saved_outside"
                      else "") for a in d["artifacts"]]
     if job.kind == "train" and job.state == "succeeded":
-        note = _model_note(job, d["artifacts"])
+        from bot.job_model import model_note
+        note = model_note(job, d["artifacts"])
         lines.append(f"  {note}")
         d["model_note"] = note
     files = []
@@ -223,41 +224,6 @@ def _job_reply(engine, job_id, judge=False):
     ok = job.state == "succeeded" or not judge
     return Reply(text="\n".join(lines), data=d, files=files, ok=ok, status=0 if ok else 1,
                  job=JobRef.of(job))
-
-
-def _model_note(job, artifacts) -> str:
-    """A finished training's model (the one rule: catalog/model_files.py) and where it went:
-    the catalog name it was registered under, or the command that registers it; else why
-    tfdesk found none."""
-    from catalog.model_files import pick_model
-    model = pick_model([{**a, "path": str(Path(job.workdir) / a["path"])} for a in artifacts])
-    if model is None:
-        return _no_model(job)
-    labels = job.spec.labels
-    if labels.register or labels.pipeline_run:
-        where = f"registered as {labels.register}" if labels.register else \
-            "registered by its pipeline run"
-        return f"model: {model['path']} ({where}; see 'tfdesk models list')"
-    return (f"model: {model['path']} (the job's artifact, not in the catalog: "
-            f"`tfdesk models add NAME {model['path']}` registers it; next time, "
-            "`train --register NAME`)")
-
-
-def _no_model(job) -> str:
-    """Say so when a finished training saved no model tfdesk can find."""
-    from runners.saves import save_targets
-    try:
-        from runners.jobfiles import read_job_text  # never through the job's links
-        source = read_job_text(job.workdir, getattr(job.spec, "script", "script.py"))
-    except OSError:
-        source = ""
-    computed = [t["line"] for t in save_targets(source) if t["path"] is None]
-    if computed:
-        return ("no saved model found in the job's folder; the script saves to a path computed "
-                f"when it runs (line {', '.join(map(str, computed[:3]))}): look there")
-    return ("no saved model found: the script saved no loadable model (a SavedModel folder, "
-            ".keras or full-model .h5; checkpoints and weights-only files are not models) in "
-            "its folder or at a path it names")
 
 
 @command("job", "show one job: spec, state, events, metrics, artifacts",

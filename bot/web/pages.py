@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from bot.job_model import model_note
 from catalog import lineage, lookup
 from runners import run_list
 from runners.run_charts import benchmark_png, overlay_png
@@ -94,9 +95,12 @@ class Pages:
         arts = engine.artifacts(job_id)
         curves = run_list.curves(self.conn(), job_id)
         summary = run_list.summary(self.conn(), job_id)
+        # The model note names paths on this machine: only for viewers who may see them.
+        note = model_note(job, arts) if (job.kind == "train" and job.state == "succeeded"
+                                         and not viewer.actor.remote) else None
         figures = [s for s in summary if run_list.is_figure(s["name"])]
         return self.render(request, "run.html", viewer, run=row, job=job, log=log,
-                          may_log=may_log, events=events[-30:], artifacts=arts,
+                          may_log=may_log, events=events[-30:], artifacts=arts, model_note=note,
                           epochs=[s for s in summary if not run_list.is_figure(s["name"])],
                           figures=figures, bench=_bench_summary(figures),
                           steps=run_list.step_summary(self.conn(), job_id),

@@ -125,6 +125,9 @@ def test_every_page_and_chart_renders(site):
         assert c.get("/runs?metric=val_accuracy>0.95").text.count('data-run="') == 1
         r = c.get("/runs?metric=val_accuracy>high")
         assert r.status_code == 200 and "compares numbers" in r.text
+        # A finished training says what became of its model (here: none saved), as `job ID` does.
+        assert 'id="model-note"' in c.get(f"/runs/{best}").text
+        assert "no saved model found" in c.get(f"/runs/{best}").text
         assert c.get("/runs/j-nothere").status_code == 404
         assert c.get("/models/nothere:9").status_code == 404
 
@@ -136,6 +139,7 @@ def test_a_member_sees_what_read_allows(site):
         assert r.status_code == 200
         assert 'id="log-hidden"' in r.text and 'id="log"' not in r.text
         assert str(site["home"]) not in r.text  # no server paths
+        assert 'id="model-note"' not in r.text  # it names paths on the tfdesk machine
         r = c.get(f"/pipeline-runs/{ids['pipeline_run']}")
         assert "/srv/models" not in r.text and "a path on the tfdesk machine" in r.text
     with _client(site, member("ana")) as c:
