@@ -162,7 +162,8 @@ def register_job_outputs(conn: sqlite3.Connection, job: FinishedJob, artifacts=N
         fmt = loadable_format(path)
         if not fmt:
             return []
-        name = name or default_name(conn, job, parent, fmt, path)
+        chosen = name or job.register  # a name someone chose is kept as given (checked)
+        name = chosen or default_name(conn, job, parent, fmt, path)
         if name is None:
             return []
         if not project and parent is not None and parent["project_id"] is not None:
@@ -174,7 +175,8 @@ def register_job_outputs(conn: sqlite3.Connection, job: FinishedJob, artifacts=N
                                     (dataset,)).fetchone() is None:
             dataset = None  # a path, not a catalog name
         entry = models.add(
-                conn, _clean_name(str(name)), owner=owner, artifact_uri=str(path), format=fmt,
+                conn, name if chosen else _clean_name(str(name)), owner=owner,
+                artifact_uri=str(path), format=fmt,
                 tf_version=tf_version or results.get("tf_version", "") or
                 (parent["tf_version"] if parent is not None else ""),
                 job_id=job_id, run_id=run_id,
