@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS run_step_metrics (
     PRIMARY KEY (job_id, name, step)
 ) WITHOUT ROWID;
 -- The summary follows every stored epoch metric, whoever stores it (one place).
-""" + _follows("run_summary", "job_metrics", "run_summary_follows_metrics") + """-- A deleted job takes its tracking with it.
+""" + _follows("run_summary", "job_metrics", "run_summary_follows_metrics") + """\
+-- A deleted job takes its tracking with it.
 CREATE TRIGGER IF NOT EXISTS tracked_runs_follow_jobs AFTER DELETE ON jobs
 BEGIN
     DELETE FROM tracked_runs WHERE job_id = OLD.id;
@@ -136,8 +137,8 @@ CREATE TABLE IF NOT EXISTS run_step_summary (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS run_step_summary_name_last ON run_step_summary(name, last);
 -- Per-step series are summarised as they are stored, like the epoch metrics above.
-""" + _follows("run_step_summary", "run_step_metrics",
-                  "run_step_summary_follows_steps") + """CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_jobs AFTER DELETE ON jobs
+""" + _follows("run_step_summary", "run_step_metrics", "run_step_summary_follows_steps") + """\
+CREATE TRIGGER IF NOT EXISTS run_step_summary_follows_jobs AFTER DELETE ON jobs
 BEGIN
     DELETE FROM run_step_summary WHERE job_id = OLD.id;
 END;

@@ -169,15 +169,16 @@ def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
     rows = [_summary(engine, j) for j in found]
     notes = [f"{job_id} cannot be read: {why}; `tfdesk delete {job_id}` removes it"
              for job_id, why in bad]
+    unreadable = [{"id": job_id, "why": why} for job_id, why in bad]
     if not rows:
         text = "no jobs" + (f" in state {state}" if state else "")
         return Reply(text="\n".join([text, *notes]),
-                     data={"jobs": [], "unreadable": [{"id": i, "why": w} for i, w in bad]})
+                     data={"jobs": [], "unreadable": unreadable})
     from bot.web.links import Ref, query  # the same list in the web view
     page = Ref("runs", query(owner=ctx.owner if mine else None,
                              state=None if state == "active" else state))
     return Reply(text="\n".join([*(_line(r) for r in rows), *notes]),
-                 data={"jobs": rows, "unreadable": [{"id": i, "why": w} for i, w in bad]},
+                 data={"jobs": rows, "unreadable": unreadable},
                  refs=[page])
 
 
