@@ -98,8 +98,6 @@ def default_name(conn: sqlite3.Connection, job: FinishedJob, parent, fmt: str,
     came from (``mnist-train``); a one-off conversion of a file, after the file. None: a
     one-off training without ``--register NAME`` registers nothing (its model stays the job's
     artifact; a name made from its script, ``train``, would name nothing anyone chose)."""
-    if job.register:
-        return job.register
     if parent is not None:
         return f"{parent['name']}-{models.check_format(fmt)}"
     if job.pipeline_run and job.step:
