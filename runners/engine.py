@@ -181,8 +181,8 @@ class Engine(Observing):
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def get(self, job_id: str) -> Job:
-        return self.store.get(job_id)
+    def get(self, job_id: str, strict: bool = True) -> Job:  # strict=False: spec may be None
+        return self.store.get(job_id, strict)
 
     def list(self, **filters) -> list[Job]:  # states, owner, limit, skipped: JobStore.list
         return self.store.list(**filters)

@@ -286,6 +286,17 @@ def test_commands_through_the_parser(home, tmp_path, monkeypatch):
     assert reply.ok
     _, reply = run_line(ctx, f"train {script} --workers 0")
     assert not reply.ok and "--workers must be between 1 and 64" in reply.text
+    # A row whose spec this tfdesk cannot read is named by `jobs`, and `delete` removes it.
+    bad = "j-0badc0de"  # written finished, so no scheduler ever picks it up
+    ctx.services.engine.store._db().execute(
+        "INSERT INTO jobs (id, kind, spec, owner, reply_to, backend, state, created_at, workdir) "
+        "VALUES (?, 'train', '[1]', 'ann', '{}', 'local', 'failed', 0, ?)",
+        (bad, str(home / "jobs" / bad)))
+    _, reply = run_line(ctx, "jobs --mine --json")
+    assert [u["id"] for u in reply.data["unreadable"]] == [bad]
+    assert f"{bad} cannot be read" in reply.text and "not a JSON object" in reply.text
+    assert run_line(ctx, f"delete {bad}")[1].ok
+    assert run_line(ctx, "jobs --mine")[1].data.get("unreadable") == []
     ctx.services.close()
 
 
