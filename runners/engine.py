@@ -25,12 +25,13 @@ from runners.inputs import Grant, place as place_inputs, resolve as resolve_inpu
 from runners.kinds import JobKind, RunnerEnv, get_kind
 from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
-from runners.models import (CANCELLED, FAILED, LOST, QUEUED, RUNNING, STARTING, TERMINAL,
+from runners.models import (CANCELLED, FAILED, QUEUED, RUNNING, STARTING, TERMINAL,
                             WAITING_GPU, Event, Job, JobError)
 from runners.observing import Observing
+from runners.reattach import Reattaching
 from runners.specs import JobSpec, as_mapping
 from runners.store import JobStore, new_job_id
-from runners.stored import Runtime, build, runtime_of
+from runners.stored import Runtime, UnreadableSpec, build, runtime_of
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class EngineConfig:
 Subscriber = Callable[[Event], None]
 
 
-class Engine(Observing):
+class Engine(Observing, Reattaching):
     def __init__(self, config: EngineConfig):
         load_kinds()  # the built-in job kinds, registered once
         self.config = config
@@ -309,7 +310,12 @@ class Engine(Observing):
         with self._lock:
             for backend, limit in self._limits():
                 while not self._closed.is_set():
-                    job = self.store.claim_next(backend, limit, self.config.per_owner, self.me)
+                    try:
+                        job = self.store.claim_next(backend, limit, self.config.per_owner,
+                                                    self.me)
+                    except UnreadableSpec as exc:  # claimed, and it cannot be read: ended
+                        self._end_unreadable(exc.job_id, str(exc))
+                        continue
                     if job is None:
                         break
                     self._publish(job._claim_event)
@@ -352,7 +358,7 @@ class Engine(Observing):
         if self.store.take_lease(self.me, self.config.lease_s, pid_alive):
             self.schedule()
         if self.config.follow:
-            for job in self.store.list(states=[STARTING, RUNNING]):
+            for job in self._active([STARTING, RUNNING]):
                 if job.id not in self._followers:
                     self._look_at(job)
 
@@ -407,51 +413,6 @@ class Engine(Observing):
         finally:
             self._followers.pop(job_id, None)
             self._wake.set()
-
-    # -- reconcile -------------------------------------------------------------------------------
-    def reconcile(self) -> None:
-        """Look at every job that was starting or running when tfdesk last stopped."""
-        for job in self.store.list(states=[STARTING, RUNNING]):
-            note = backend_class(job.backend).reattach_note
-            if note and job.state == RUNNING:
-                self._publish(Event(job.id, "info", note, ts=time.time()))
-            self._look_at(job)
-
-    def refresh(self) -> None:
-        """Notice local jobs that ended while nobody followed them (a read-only look: starts
-        nothing, follows nothing)."""
-        for job in self.store.list(states=[STARTING, RUNNING], backend="local"):
-            try:
-                if not self._starting(job):
-                    self._catch_up(job)
-            except JobError as exc:
-                log.warning("job %s: %s", job.id, exc)
-
-    def _starting(self, job: Job) -> bool:
-        """True while ``job`` is still being started by a live engine; a job whose claimant
-        died before its process or cluster objects existed is marked lost."""
-        if job.state != STARTING or set(job.handle) - {"engine"}:  # the backend made it
-            return False
-        claimant = job.handle.get("engine") or {}
-        if claimant.get("id") == self.me["id"]:
-            return True
-        if claimant and (claimant.get("host") != self.me["host"]
-                         or pid_alive(claimant.get("pid"), claimant.get("pid_start"))):
-            return True
-        if not claimant and time.time() - (job.started_at or 0) < 60:
-            return True  # claimed by an engine that records no claimant: give it time
-        self._finish(job, LOST, "tfdesk stopped before the job's process or cluster objects "
-                                "existed")
-        return True
-
-    def _look_at(self, job: Job) -> None:
-        try:
-            if self._starting(job):
-                return
-            if not self._catch_up(job):
-                self._follow(job.id)
-        except JobError as exc:
-            self._publish(Event(job.id, "error", str(exc), ts=time.time()))
 
     # -- events ----------------------------------------------------------------------------------
     def _ensure_dispatcher(self) -> None:

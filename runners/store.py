@@ -96,17 +96,26 @@ _JOB_COLS = ("id", "kind", "spec", "owner", "reply_to", "backend", "state", "rea
 
 
 def _job(row: sqlite3.Row, strict: bool = True) -> Job:
-    """The row as a Job. ``strict=False``: a spec this tfdesk cannot read becomes ``None``
-    (what deleting the job needs is outside the spec), instead of UnreadableSpec."""
+    """The row as a Job, or UnreadableSpec naming every fault of the row. ``strict=False``:
+    what cannot be read becomes ``None`` (the spec) or ``{}`` (handle, reply address), as what
+    deleting or ending the job needs is outside the spec."""
     d = {k: row[k] for k in _JOB_COLS}
-    for k in ("reply_to", "handle"):
-        d[k] = json.loads(d[k])
+    faults = []
     try:
         d["spec"] = stored_spec.load(row["kind"], row["spec"], row["id"])  # typed, or an error
-    except stored_spec.UnreadableSpec:
-        if strict:
-            raise
+    except stored_spec.UnreadableSpec as exc:
+        faults.append(str(exc).removeprefix(f"job {row['id']}: "))
         d["spec"] = None
+    for k in ("reply_to", "handle"):
+        try:
+            d[k] = json.loads(d[k])
+        except (TypeError, ValueError) as exc:
+            d[k] = exc
+        if not isinstance(d[k], dict):
+            faults.append(f"its stored {k} is not a JSON object ({d[k]})"[:300])
+            d[k] = {}
+    if faults and strict:
+        raise stored_spec.UnreadableSpec(f"job {row['id']}: " + "; ".join(faults), row["id"])
     d["cancel_requested"] = bool(d["cancel_requested"])
     return Job(**d)
 

@@ -30,7 +30,13 @@ MODEL_KINDS = ("convert-model", "infer", "evaluate")
 
 
 class UnreadableSpec(JobError):
-    """A stored spec that is not a valid spec of its kind (damaged, or from another tfdesk)."""
+    """A stored job row that cannot be read: its spec is not a valid spec of its kind, or its
+    handle or reply address is not a JSON object (damaged, or from another tfdesk).
+    ``job_id``: the job, when the store knows it (the engine ends that job)."""
+
+    def __init__(self, message: str, job_id: str = ""):
+        super().__init__(message)
+        self.job_id = job_id
 
 
 @dataclass(frozen=True)

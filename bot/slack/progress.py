@@ -147,8 +147,8 @@ class JobPublisher:
         row = self.store.job_message(job_id)
         if row is None:
             return
-        try:
-            job = self.jobs.get(job_id)
+        try:  # a job whose spec cannot be read still has a state and reason to say
+            job = self.jobs.get(job_id, strict=False)
         except Exception as exc:  # noqa: BLE001 - deleted job: nothing more to say
             log.info("job %s is gone (%s); no more updates", job_id, exc)
             self.store.mark_final_sent(job_id)
@@ -217,8 +217,8 @@ class JobPublisher:
         sent = 0
         for row in self.store.pending_finals():
             try:
-                job = self.jobs.get(row["job_id"])
-            except Exception:  # noqa: BLE001
+                job = self.jobs.get(row["job_id"], strict=False)
+            except Exception:  # noqa: BLE001 - deleted: nothing to deliver
                 self.store.mark_final_sent(row["job_id"])
                 continue
             if job.state in TERMINAL:
@@ -249,7 +249,8 @@ class JobPublisher:
         for row in self.store.pending_finals():
             job_id = row["job_id"]
             try:
-                signature = (self.jobs.get(job_id).state, len(self.jobs.metrics(job_id)))
+                signature = (self.jobs.get(job_id, strict=False).state,
+                             len(self.jobs.metrics(job_id)))
             except Exception:  # noqa: BLE001 - publish() handles a vanished job
                 signature = None
             if signature != self._seen.get(job_id):

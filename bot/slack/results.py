@@ -44,7 +44,8 @@ RESULTS: dict[str, Callable[[object], Reply]] = {
 def job_result(job) -> Reply | None:
     """The command's own answer for a finished job, or None for kinds without one."""
     render = RESULTS.get(getattr(job, "kind", ""))
-    if render is None or not getattr(job, "workdir", ""):
+    # A job whose stored spec cannot be read gets the generic message: its reason says why.
+    if render is None or not getattr(job, "workdir", "") or getattr(job, "spec", 0) is None:
         return None
     try:
         return render(job)

@@ -175,3 +175,36 @@ def test_jobs_of_a_command_still_running_in_a_thread_are_not_adopted_behind_its_
     assert [message_text(c["args"]).split("\n")[0] for c in thread_posts] == [
         f"job {job.id} succeeded"]
     assert not env.stub.calls_to("chat.update")
+
+
+def test_a_running_job_tfdesk_cannot_read_ends_lost_in_its_thread(env):
+    """Its stored spec is damaged while it runs: the engine's next look ends it lost, stops
+    the process its handle names, and the thread is told why, in the store's words."""
+    import json
+    import os
+    import signal
+    import subprocess
+
+    from runners.local import proc_start_time
+
+    job, _, answer = start_training(env)
+    store, engine = env.runtime.jobs, env.runtime.engine
+    proc = subprocess.Popen(["sleep", "120"], process_group=0)
+    try:
+        store.transition(job.id, "starting")
+        store.update_handle(job.id, pid=proc.pid, pgid=proc.pid, host=os.uname().nodename,
+                            pid_start=proc_start_time(proc.pid))
+        store.transition(job.id, "running")
+        store._db().execute("UPDATE jobs SET spec = ? WHERE id = ?",
+                            (json.dumps({"v": 2, "kind": "train", "workers": "two"}), job.id))
+        engine.reconcile()  # what a restarted tfdesk does first
+        assert proc.wait(10) == -signal.SIGTERM
+        final = env.stub.wait_for("chat.postMessage", lambda c: "lost" in message_text(
+            c["args"]) and "Show logs" in message_text(c["args"]))[0]
+        assert final["args"]["thread_ts"] == answer["args"]["thread_ts"]
+        text = message_text(final["args"])
+        assert f"job {job.id}: its stored spec is not valid: workers" in text
+        assert f"its process (pid {proc.pid}) was told to stop" in text
+    finally:
+        proc.kill()
+        proc.wait()
