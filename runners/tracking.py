@@ -247,7 +247,8 @@ def params_of(kind: str, spec: dict[str, Any], backend: str) -> dict[str, str]:
     for key, name in fields.items():
         if spec.get(key) not in (None, "", []):
             out[name] = spec[key]
-    project = (spec.get("labels") or {}).get("project") or spec.get("project")  # stored.Labels
+    labels = spec.get("labels") if isinstance(spec.get("labels"), dict) else {}
+    project = labels.get("project") or spec.get("project")  # stored.Labels
     if project:
         out["project"] = project
     runtime = spec.get("runtime")
@@ -255,7 +256,8 @@ def params_of(kind: str, spec: dict[str, Any], backend: str) -> dict[str, str]:
         out["environment"] = runtime["name"]
     elif spec.get("environment"):
         out["environment"] = spec["environment"]
-    for key, value in flags(spec.get("args") or []).items():
+    args = spec.get("args")
+    for key, value in flags(args if isinstance(args, list) else []).items():
         out.setdefault(f"flag.{key}", value)
     return {k: _text(v) for k, v in out.items()}
 
@@ -278,10 +280,7 @@ def sync(conn: sqlite3.Connection) -> int:
     if rows:
         with statedb.transaction(conn):
             for r in rows:
-                try:
-                    spec = json.loads(r["spec"])
-                except ValueError:
-                    spec = {}
+                spec = _as_mapping(r["spec"])
                 conn.execute("INSERT OR IGNORE INTO tracked_runs (job_id, seq, figures_done) "
                              "VALUES (?, ?, ?)", (r["id"], r["seq"],
                                                   0 if r["kind"] in FIGURE_KINDS else 1))
@@ -292,6 +291,16 @@ def sync(conn: sqlite3.Connection) -> int:
                      params_of(r["kind"], spec, r["backend"]).items()])
     _model_figures(conn)
     return len(rows)
+
+
+def _as_mapping(text: str) -> dict[str, Any]:
+    """A row's spec as params_of reads it. A damaged one (runners/stored.py names its fault
+    where the job is shown) still lists the run, with the parameters of its columns alone."""
+    try:
+        spec = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return spec if isinstance(spec, dict) else {}
 
 
 def _has_table(conn, name: str) -> bool:

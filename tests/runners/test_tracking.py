@@ -4,6 +4,7 @@ logging code in its script."""
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import string
 import sys
@@ -368,3 +369,24 @@ def test_cluster_pods_carry_the_hook(launcher, workers):
                 yield from containers(v)
     found = list(containers(plan.main))
     assert found and all({"name": "PYTHONPATH", "value": SCRIPT_DIR} in c["env"] for c in found)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda c: st.lists(c, max_size=3) | st.dictionaries(
+                         st.sampled_from(["labels", "args", "runtime", "workers", "project",
+                                          "environment", "x"]), c, max_size=4), max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_json.map(json.dumps) | st.text(max_size=8), min_size=1, max_size=4))
+def test_runs_with_damaged_specs_are_listed_not_dropped(tmp_path_factory, specs):
+    """Whatever a row's spec holds (any JSON, or none), the run list keeps every run, with
+    the parameters its columns give."""
+    tmp_path = tmp_path_factory.mktemp("runs")
+    store, conn = _store(tmp_path)
+    ids = [_job(store, tmp_path) for _ in specs]
+    for jid, text in zip(ids, specs):
+        store._db().execute("UPDATE jobs SET spec = ? WHERE id = ?", (text, jid))
+    rows, total = run_list.list_runs(conn, RunQuery())
+    assert total == len(ids) and sorted(r.id for r in rows) == sorted(ids)
+    assert all(r.params["kind"] == "train" and r.params["backend"] == "local" for r in rows)
