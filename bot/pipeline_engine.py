@@ -240,8 +240,8 @@ def _job_state(engine):
     from runners.models import UnknownJob
 
     def state(job_id: str):
-        try:
-            job = engine.get(job_id)
+        try:  # state and reason only: a job whose spec cannot be read has both (the engine
+            job = engine.get(job_id, strict=False)  # ended it, saying why), so its run does
         except UnknownJob:
             return None
         return job.state, job.reason or ""

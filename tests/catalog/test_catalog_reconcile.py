@@ -264,3 +264,28 @@ def test_deleting_a_model_a_running_pipeline_step_reads_is_refused(home, tmp_pat
         close(other)
     finally:
         close(ctx)
+
+
+def test_a_run_whose_job_tfdesk_cannot_read_fails_naming_the_fault(home, tmp_path):
+    """The running step's job row is damaged while tfdesk is down: the next command ends the
+    job (its process told to stop) and the run fails with the store's words, instead of
+    every command failing on the row."""
+    run_id, job_id, handle = crash_mid_step(home, tmp_path)
+    conn = open_db(context(home).config.state_path)
+    conn.execute("UPDATE jobs SET spec = '{\"v\": 2, \"kind\": \"train\", \"x\": 1}' "
+                 "WHERE id = ?", (job_id,))
+    conn.commit()
+    conn.close()
+    ctx = context(home)
+    try:
+        assert run(ctx, "jobs").ok
+        wait_for(lambda: not Path(f"/proc/{handle['pid']}").exists() or
+                 Path(f"/proc/{handle['pid']}/stat").read_text().split(")")[1].split()[0]
+                 == "Z", "the job's supervisor to stop")
+        st = run(ctx, f"pipeline status {run_id} --json").data["run"]
+        assert st["state"] == "failed"
+        slow = st["steps"][0]
+        assert f"its job {job_id} lost: tfdesk cannot read this job" in slow["error"]
+        assert f"job {job_id}: its stored spec is not valid: x" in slow["error"]
+    finally:
+        close(ctx)
