@@ -189,7 +189,7 @@ class Engine(Observing, Reattaching):
         return self.store.list(**filters)
 
     def events(self, job_id: str) -> list[Event]:
-        self.store.get(job_id)
+        self.store.get(job_id, strict=False)  # UnknownJob; a job that cannot be read has some
         return self.store.events(job_id)
 
     def metrics(self, job_id: str) -> list[dict[str, Any]]:
@@ -199,11 +199,12 @@ class Engine(Observing, Reattaching):
         return self.store.artifacts(job_id)
 
     def log_path(self, job_id: str) -> Path:
-        return paths(Path(self.store.get(job_id).workdir))["log"]
+        return paths(Path(self.store.get(job_id, strict=False).workdir))["log"]
 
     def read_log(self, job_id: str, tail: int | None = None) -> str:
-        job = self.store.get(job_id)
-        if job.active:
+        """The job's log, also when its spec cannot be read (what it wrote is outside it)."""
+        job = self.store.get(job_id, strict=False)
+        if job.active and job.spec is not None:
             self._catch_up(job)  # a cluster job's log is fetched by looking at it
         try:
             text = self.log_path(job_id).read_text(encoding="utf-8", errors="replace")

@@ -17,6 +17,7 @@ from bot.job_model import model_note
 from catalog import lineage, lookup
 from runners import run_list
 from runners.run_charts import benchmark_png, overlay_png
+from runners.stored import UnreadableSpec
 
 LOG_TAIL = 60
 ACTIVE = ("queued", "starting", "running")
@@ -88,7 +89,10 @@ class Pages:
         job_id = request.path_params["id"]
         (row,) = run_list.get_runs(self.conn(), [job_id])
         engine = self.web.services.engine
-        job = engine.get(job_id)
+        try:
+            job, unreadable = engine.get(job_id), ""
+        except UnreadableSpec as exc:  # shown, with why: its state, reason and log still are
+            job, unreadable = engine.get(job_id, strict=False), str(exc)
         may_log = viewer.actor.may_change(job.owner)
         log = engine.read_log(job_id, tail=LOG_TAIL) if may_log else None
         events = [e for e in engine.events(job_id) if e.type in ("state", "error", "warning")]
@@ -97,7 +101,8 @@ class Pages:
         summary = run_list.summary(self.conn(), job_id)
         # The model note names paths on this machine: only for viewers who may see them.
         note = model_note(job, arts) if (job.kind == "train" and job.state == "succeeded"
-                                         and not viewer.actor.remote) else None
+                                         and not unreadable and not viewer.actor.remote) \
+            else None
         figures = [s for s in summary if run_list.is_figure(s["name"])]
         return self.render(request, "run.html", viewer, run=row, job=job, log=log,
                           may_log=may_log, events=events[-30:], artifacts=arts, model_note=note,
@@ -106,7 +111,8 @@ class Pages:
                           steps=run_list.step_summary(self.conn(), job_id),
                           has_epoch=bool(curves["epoch"]),
                           has_step=bool(curves["step"]), lineage=lineage.of_job(self.conn(), job.id, job.spec),
-                          show_paths=not viewer.actor.remote, live=job.state in ACTIVE)
+                          show_paths=not viewer.actor.remote, live=job.state in ACTIVE,
+                          unreadable=unreadable)
 
     def run_png(self, request, viewer):
         by = "step" if request.query_params.get("by") == "step" else "epoch"

@@ -233,3 +233,24 @@ def test_web_login_prints_a_link_that_signs_the_operator_in_once(tmp_path, monke
     with pytest.raises(Exception, match="used already"):
         sessions.spend_link(token)
     services.close()
+
+
+def test_a_run_tfdesk_cannot_read_is_shown_with_why(site):
+    """A run whose stored spec is damaged stays in the list and its page says why (with its
+    state, reason and history), instead of failing."""
+    from runners.store import JobStore
+    store = JobStore(site["home"] / "state.sqlite")
+    job, _ = store.create("train", {"script_name": "x.py"}, "ana", {}, "local",
+                          site["home"] / "jobs")
+    store.transition(job.id, "failed", "could not start: no room")
+    store._db().execute("UPDATE jobs SET spec = '[1, 2]' WHERE id = ?", (job.id,))
+    try:
+        with _client(site, OPERATOR) as c:
+            assert f'data-run="{job.id}"' in c.get("/runs").text
+            r = c.get(f"/runs/{job.id}")
+            assert r.status_code == 200, r.text[:500]
+            assert 'id="unreadable"' in r.text and "could not start: no room" in r.text
+            assert f"job {job.id}: its stored spec is not a JSON object" in r.text
+    finally:
+        store.delete(job.id)
+        store.close()
