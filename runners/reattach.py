@@ -46,7 +46,9 @@ class Reattaching:
 
     def refresh(self) -> None:
         """Notice local jobs that ended while nobody followed them (a read-only look: starts
-        nothing, follows nothing)."""
+        nothing, follows nothing); end queued jobs that cannot be read, which no engine could
+        ever start (with no scheduler running, nothing else would)."""
+        self._active([QUEUED])
         for job in self._active([STARTING, RUNNING], backend="local"):
             try:
                 if not self._starting(job):

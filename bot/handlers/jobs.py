@@ -182,9 +182,32 @@ def jobs(ctx, state, mine, all):  # noqa: A002 - the flag is --all
                  refs=[page])
 
 
+def _unreadable_reply(engine, job_id: str, why: str) -> Reply:
+    """A job whose stored spec cannot be read: what its row says outside the spec (state,
+    reason, history), why the rest cannot be shown, and how to remove it."""
+    job = engine.get(job_id, strict=False)
+    d = {k: getattr(job, k) for k in ("id", "kind", "state", "reason", "owner", "backend",
+                                      "workdir", "created_at", "started_at", "finished_at")}
+    d.update(unreadable=why, events=[e.to_dict() for e in engine.events(job_id)])
+    lines = [f"{STATE_ICON.get(job.state, ' ')} {job.id}  {job.state:<9} {job.kind:<6} "
+             f"{job.backend:<10} {_age(job.created_at)}",
+             f"  owner {job.owner}  workdir {job.workdir}", f"  spec: cannot be read: {why}"]
+    if job.reason:
+        lines.append(f"  reason: {job.reason}")
+    lines.append("  events:")
+    lines += [f"    {time.strftime('%H:%M:%S', time.localtime(e['ts']))} {e['type']}: "
+              f"{e['message']}" for e in d["events"]]
+    lines.append(f"  `tfdesk logs {job.id}` shows its log; `tfdesk delete {job.id}` removes it")
+    return Reply(text="\n".join(lines), data=d, job=JobRef.of(job))
+
+
 def _job_reply(engine, job_id, judge=False):
     from runners.charts import metrics_chart
-    job = engine.get(job_id)
+    from runners.stored import UnreadableSpec
+    try:
+        job = engine.get(job_id)
+    except UnreadableSpec as exc:
+        return _unreadable_reply(engine, job_id, str(exc))
     d = _summary(engine, job)
     d["events"] = [e.to_dict() for e in engine.events(job_id)]
     d["metrics"] = engine.metrics(job_id)
@@ -239,10 +262,10 @@ def job(ctx, id):  # noqa: A002
          examples=["tfdesk logs j-1a2b3c4d --tail 50"], permission="read")
 def logs(ctx, id, tail, follow):  # noqa: A002
     engine = ctx.services.engine
-    job = engine.get(id)
+    job = engine.get(id, strict=False)  # a log is outside the spec: shown even without one
     # From Slack the job's own thread follows it; a request waiting here would hold one of
     # the few workers every member shares for as long as the job runs.
-    if follow and job.active and not ctx.actor.remote:
+    if follow and job.active and job.spec is not None and not ctx.actor.remote:
         def on_event(ev):
             if ev.type == "log":
                 ctx.report(f"{id}: {ev.message[:100]}", None, None)

@@ -57,11 +57,12 @@ def _rows(home, plan) -> tuple[list[str], dict[str, subprocess.Popen]]:
     return ids, procs
 
 
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=16, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(plan=st.lists(job_rows, min_size=1, max_size=5))
+@given(plan=st.lists(job_rows, min_size=1, max_size=5), start=st.booleans())
 def test_an_unreadable_active_job_ends_with_the_fault_and_its_process_stopped(
-        tmp_path_factory, plan):
+        tmp_path_factory, plan, start):
+    """``start``: a scheduler starts (reconcile); else a one-shot command looks (refresh)."""
     home = tmp_path_factory.mktemp("home")
     ids, procs = _rows(home, plan)
     before = JobStore(home / "state.sqlite")
@@ -69,7 +70,9 @@ def test_an_unreadable_active_job_ends_with_the_fault_and_its_process_stopped(
     readable = {j.id: j for j in before.list(skipped=why)}
     why_of = dict(why)
     # No room in the pool: readable queued jobs stay queued; unreadable ones still end.
-    engine = make_engine(home, follow=False, local_workers=0)
+    engine = make_engine(home, follow=False, local_workers=0, start=start)
+    if not start:
+        engine.refresh()
     try:
         for job_id, (state, damage, _) in zip(ids, plan):
             job = engine.get(job_id, strict=False)
