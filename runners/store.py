@@ -167,7 +167,9 @@ class JobStore:
                 mine = db.execute(
                     f"SELECT count(*) FROM jobs WHERE owner = ? AND state IN "
                     f"({','.join('?' * len(ACTIVE))}) AND "
-                    "json_extract(spec, '$.labels.pipeline_run') IS NULL",
+                    # a spec that is not JSON (damaged) counts, and never breaks the count
+                    "CASE WHEN json_valid(spec) THEN json_extract(spec, '$.labels.pipeline_run')"
+                    " END IS NULL",
                     (owner, *ACTIVE)).fetchone()[0] + also_active
                 if mine >= max_active:
                     raise JobError(f"you already have {mine} running job(s), the limit is "

@@ -45,4 +45,10 @@ def home_view(user: str, jobs: Reply | None) -> dict[str, Any]:
                                      + (f" · {bk.escape(str(when))}" if when else "")))
             if state in bk.RUNNING_STATES:
                 blocks.append(bk.job_buttons(jid))
+    bad = jobs.data.get("unreadable") if jobs is not None and isinstance(jobs.data, dict) else None
+    if isinstance(bad, list) and bad:  # not in the list above, but not hidden either
+        ids = ", ".join(f"`{bk.escape(str(b.get('id')))}`" for b in bad[:MAX_JOBS]
+                        if isinstance(b, dict))
+        blocks.append(bk.context(f":warning: tfdesk cannot read {len(bad)} of your jobs ({ids}); "
+                                 "`/tf job ID` says why, `/tf delete ID` removes one."))
     return {"type": "home", "blocks": blocks[:100]}

@@ -110,6 +110,14 @@ def test_app_home_lists_the_users_jobs(env):
     assert job.id in message_text(view["view"])
 
 
+def test_app_home_names_the_users_jobs_that_cannot_be_read(env):
+    job, _, _ = start_training(env)
+    env.runtime.jobs._db().execute("UPDATE jobs SET spec = 'oops' WHERE id = ?", (job.id,))
+    env.event({"type": "app_home_opened", "user": "UADMIN", "channel": "D1", "tab": "home"})
+    text = message_text(env.stub.wait_for("views.publish")[0]["args"]["view"])
+    assert "cannot read 1 of your jobs" in text and job.id in text
+
+
 def test_final_message_owed_across_a_restart_is_delivered(tmp_path):
     first = SlackEnv(tmp_path, COMPUTE_TOML, engine_factory=idle_engine)
     first.script = shared_script(first)

@@ -136,3 +136,17 @@ def test_a_job_another_live_engine_is_starting_is_left_to_it(tmp_path):
         assert engine.get(job.id, strict=False).state == "starting"
     finally:
         engine.close()
+
+
+def test_a_spec_that_is_not_json_never_breaks_the_owners_job_count(tmp_path):
+    """The owner's limit is counted in SQL over the rows: one that is not JSON is counted
+    (it is active until an engine ends it) instead of failing every submission."""
+    from runners.models import JobError
+    store = JobStore(tmp_path / "state.sqlite")
+    job, _ = store.create("train", stored.StoredTrain(), "ann", {}, "local", tmp_path / "jobs")
+    store._db().execute("UPDATE jobs SET spec = 'oops' WHERE id = ?", (job.id,))
+    store.create("train", stored.StoredTrain(), "ann", {}, "local", tmp_path / "jobs",
+                 max_active=2)
+    with pytest.raises(JobError, match="you already have 2 running job"):
+        store.create("train", stored.StoredTrain(), "ann", {}, "local", tmp_path / "jobs",
+                     max_active=2)
