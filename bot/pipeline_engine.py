@@ -44,7 +44,7 @@ def runtime_tf(job) -> str:
     report = job_report(job)
     if report is not None and report.tf_version:
         return report.tf_version
-    runtime = job.spec.runtime
+    runtime = getattr(job.spec, "runtime", None)  # None too when the spec cannot be read
     return str(runtime.tf_version or "") if runtime is not None else ""
 
 

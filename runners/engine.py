@@ -273,7 +273,11 @@ class Engine(Observing, Reattaching):
         polling the database. Catches up by itself when no thread follows the job."""
         end = None if timeout is None else time.monotonic() + timeout
         while True:
-            job = self.store.get(job_id)
+            try:
+                job = self.store.get(job_id)
+            except UnreadableSpec as exc:  # it cannot be followed: ended as _active ends one
+                self._end_unreadable(job_id, str(exc))
+                return self.store.get(job_id, strict=False)
             if job.state in TERMINAL:
                 return job
             followed = job_id in self._followers and self._followers[job_id].is_alive()

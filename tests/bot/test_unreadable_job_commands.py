@@ -44,3 +44,32 @@ def test_commands_show_an_unreadable_job_and_end_it_when_queued(tmp_path):
         assert {u["id"] for u in listed} == {ran.id, waiting.id}
     finally:
         ctx.services.close()
+
+
+def test_a_pipeline_step_whose_job_cannot_be_read_fails_with_the_jobs_reason(tmp_path):
+    """The step's job row is damaged while the run waits for it: the step fails with the
+    job's reason (the fault, in the store's words), not with an error of the code."""
+    import json
+    import os
+    import subprocess
+
+    from bot.pipeline_engine import EngineSteps
+    from runners.local import proc_start_time
+    from tests.jobs_helpers import make_engine
+    home = tmp_path / "home"
+    engine = make_engine(home, follow=False, local_workers=0)
+    proc = subprocess.Popen(["sleep", "120"], process_group=0)
+    try:
+        job, _ = engine.store.create("train", stored.StoredTrain(), "ann", {}, "local",
+                                     home / "jobs")
+        handle = {"pid": proc.pid, "pgid": proc.pid, "pid_start": proc_start_time(proc.pid),
+                  "host": os.uname().nodename}
+        engine.store._db().execute("UPDATE jobs SET state = 'running', spec = 'oops', "
+                                   "handle = ? WHERE id = ?", (json.dumps(handle), job.id))
+        outcome = EngineSteps(engine, tmp_path / "scratch").wait(job.id, timeout=5)
+        assert outcome.state == "lost"
+        assert f"job {job.id}: its stored spec is not JSON" in outcome.error
+    finally:
+        engine.close()
+        proc.kill()
+        proc.wait()

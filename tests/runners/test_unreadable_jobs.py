@@ -150,3 +150,23 @@ def test_a_spec_that_is_not_json_never_breaks_the_owners_job_count(tmp_path):
     with pytest.raises(JobError, match="you already have 2 running job"):
         store.create("train", stored.StoredTrain(), "ann", {}, "local", tmp_path / "jobs",
                      max_active=2)
+
+
+def test_waiting_for_a_job_that_cannot_be_read_ends_it(tmp_path):
+    """`train --wait` or a pipeline step waits for a job whose row is damaged meanwhile:
+    the wait ends it (its process stopped) and returns it, instead of raising."""
+    home = tmp_path / "home"
+    engine = make_engine(home, follow=False, local_workers=0)
+    proc, handle = _sleeper()
+    try:
+        job, _ = engine.store.create("train", stored.StoredTrain(), "ann", {}, "local",
+                                     home / "jobs")
+        engine.store._db().execute("UPDATE jobs SET state = 'running', spec = '[]', "
+                                   "handle = ? WHERE id = ?", (json.dumps(handle), job.id))
+        ended = engine.wait(job.id, timeout=5)
+        assert ended.state == "lost" and f"job {job.id}: its stored spec" in ended.reason
+        assert proc.wait(10) == -signal.SIGTERM
+    finally:
+        engine.close()
+        proc.kill()
+        proc.wait()
