@@ -237,3 +237,24 @@ def test_dry_run_prints_manifests(tmp_path, stub, monkeypatch):
     assert "kind: MPIJob" in reply.text and "namespace: ml" in reply.text and "&id" not in reply.text
     assert stub.objects == {}  # nothing was created
     ctx.services.close()
+
+
+def test_a_cluster_job_tfdesk_cannot_read_has_its_objects_deleted(engine, stub, tmp_path):
+    """Its row is damaged while it runs: the next engine ends it lost and deletes its cluster
+    objects through the handle (outside the spec), naming them and the fault."""
+    script = write(tmp_path / "t.py", HVD)
+    job = engine.submit("train", {"script_path": str(script), "workers": 2}, backend="kubernetes")
+    name = job.handle["name"]
+    engine.close()
+    engine.store._db().execute("UPDATE jobs SET spec = '{}' , kind = 'nosuch' WHERE id = ?",
+                               (job.id,))
+    fresh = make_engine(tmp_path / "home", kubernetes={"api_url": stub.url, "retries": 2,
+                                                       "watch_timeout": 1})
+    try:
+        ended = fresh.get(job.id, strict=False)
+        assert ended.state == "lost", ended.reason
+        assert f"job {job.id}: no stored spec for job kind 'nosuch'" in ended.reason
+        assert f"MPIJob/{name}" in ended.reason and "were deleted" in ended.reason
+        assert stub.get("mpijobs", name) is None and stub.get("configmaps", name + "-script") is None
+    finally:
+        fresh.close()
