@@ -227,7 +227,10 @@ class Engine(Observing, Reattaching):
         self._subs.pop(token, None)
 
     def cancel(self, job_id: str, wait: float | None = None) -> Job:
-        job = self.store.get(job_id)
+        try:
+            job = self.store.get(job_id)
+        except UnreadableSpec as exc:
+            return self._cancel_unreadable(job_id, str(exc))
         if job.state in TERMINAL and job.state != WAITING_GPU:
             raise JobError(f"job {job_id} already {job.state}; there is nothing to cancel")
         self.store.request_cancel(job_id)

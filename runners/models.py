@@ -50,7 +50,7 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         return {**{k: getattr(self, k) for k in self.__dataclass_fields__},
-                "spec": self.spec.to_dict()}
+                "spec": self.spec.to_dict() if self.spec is not None else None}  # unreadable
 
 
 @dataclass

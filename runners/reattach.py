@@ -108,6 +108,16 @@ class Reattaching:
             state = CANCELLED
         self._finish(job, state, reason)
 
+    def _cancel_unreadable(self, job_id: str, why: str) -> Job:
+        """``cancel`` of a job that cannot be read: ended now (cancelled), as nothing could
+        follow it to the end a cancel otherwise waits for."""
+        job = self.store.get(job_id, strict=False)
+        if job.state in TERMINAL:
+            raise JobError(f"job {job_id} already {job.state}; there is nothing to cancel")
+        self.store.request_cancel(job_id)
+        self._end_unreadable(job_id, why)
+        return self.store.get(job_id, strict=False)
+
     def _stop_unreadable(self, job: Job) -> str:
         """Stop what a started job runs, through its handle alone; what happened, in words."""
         h = job.handle

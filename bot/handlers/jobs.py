@@ -283,7 +283,7 @@ def logs(ctx, id, tail, follow):  # noqa: A002
          args=[arg("id", help="job id")], examples=["tfdesk cancel j-1a2b3c4d"], permission="own")
 def cancel(ctx, id):  # noqa: A002
     engine = ctx.services.engine
-    check_owner(ctx.actor, engine.get(id).owner, f"job {id}", "cancel")
+    check_owner(ctx.actor, engine.get(id, strict=False).owner, f"job {id}", "cancel")
     job = engine.cancel(id)
     note = "" if job.state == "cancelled" else " (stopping; 'tfdesk job ID' shows when it is done)"
     return Reply(text=f"job {id}: {job.state}{note}", data=job.to_dict(), job=JobRef.of(job))

@@ -73,3 +73,36 @@ def test_a_pipeline_step_whose_job_cannot_be_read_fails_with_the_jobs_reason(tmp
         engine.close()
         proc.kill()
         proc.wait()
+
+
+def test_cancel_ends_a_running_job_that_cannot_be_read(tmp_path):
+    """`cancel ID` of such a job (a cluster one no command has looked at, here a local one
+    whose row was damaged after the look): cancelled at once, its process told to stop, the
+    reason naming the fault; cancelling again says it is over."""
+    import json
+    import os
+    import signal
+    import subprocess
+
+    from runners.local import proc_start_time
+    home = tmp_path / "home"
+    ctx = Context(load_config({"TFDESK_HOME": str(home)}))
+    engine = ctx.services.engine
+    proc = subprocess.Popen(["sleep", "120"], process_group=0)
+    try:
+        job, _ = engine.store.create("train", stored.StoredTrain(), "local", {}, "local",
+                                     home / "jobs")
+        handle = {"pid": proc.pid, "pgid": proc.pid, "pid_start": proc_start_time(proc.pid),
+                  "host": os.uname().nodename}
+        engine.store._db().execute("UPDATE jobs SET state = 'running', spec = 'oops', "
+                                   "handle = ? WHERE id = ?", (json.dumps(handle), job.id))
+        r = _run(ctx, f"cancel {job.id} --json")
+        assert r.ok and r.data["state"] == "cancelled" and r.data["spec"] is None
+        assert f"job {job.id}: its stored spec is not JSON" in r.data["reason"]
+        assert proc.wait(10) == -signal.SIGTERM
+        again = _run(ctx, f"cancel {job.id}")
+        assert not again.ok and "already cancelled" in again.text
+    finally:
+        ctx.services.close()
+        proc.kill()
+        proc.wait()
