@@ -57,7 +57,7 @@ def _rows(home, plan) -> tuple[list[str], dict[str, subprocess.Popen]]:
     return ids, procs
 
 
-@settings(max_examples=16, deadline=None,
+@settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=st.lists(job_rows, min_size=1, max_size=5), start=st.booleans())
 def test_an_unreadable_active_job_ends_with_the_fault_and_its_process_stopped(
