@@ -99,7 +99,7 @@ class Answers:
     # -- ask --------------------------------------------------------------------------------
     def ask(self, query: str, version: str | None = None, limit: int = 5,
             errors: bool = True) -> Answer:
-        if errors and (error := pasted.read(query)) is not None:
+        if errors and (error := pasted.read(query, error_answers.templates)) is not None:
             return error_answers.answer(self, error, version, limit)  # fix first (issue 27)
         limit = max(1, min(int(limit), 50))
         q = clean_query(query)

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from knowledge_base.qa.answers import Answers
 
 
+def templates() -> list:
+    """Error messages known without their exception type (issue titles quote them so)."""
+    return fixes.templates()
+
+
 def answer(answers: "Answers", error: Pasted, version: str | None, limit: int) -> Answer:
     limit = max(1, min(int(limit), 50))
     fx = fixes.fix(answers.kb, error)

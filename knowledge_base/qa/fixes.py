@@ -14,7 +14,7 @@ from pathlib import Path
 
 from knowledge_base.names import canonical_rank
 from knowledge_base.qa import params
-from knowledge_base.qa.pasted import Pasted
+from knowledge_base.qa.pasted import Pasted, straight
 from knowledge_base.store import KB
 
 RULES = Path(__file__).parent / "data" / "error_families.yaml"
@@ -49,6 +49,11 @@ def rules() -> tuple[list[Family], dict[str, str], list[tuple[str, str]]]:
     return fams, dict(d["types"]), modules
 
 
+def templates() -> list[re.Pattern]:
+    """The messages the families know, read in a line that lacks its exception type."""
+    return [f.pattern for f in rules()[0]]
+
+
 def public_module(module: str) -> str | None:
     """'tensorflow.keras.layers' -> 'tf.keras.layers'; None for a module path tfdesk cannot
     map to a public name (keras.src.engine, a third-party package)."""
@@ -64,7 +69,8 @@ def public_module(module: str) -> str | None:
 def fix(kb: KB, pasted: Pasted) -> Fix | None:
     families, _, _ = rules()
     for fam in families:
-        m = fam.pattern.search(pasted.message) or fam.pattern.search(pasted.line)
+        m = fam.pattern.search(straight(pasted.message)) or fam.pattern.search(
+            straight(pasted.line))
         if not m:
             continue
         g = {k: v for k, v in m.groupdict().items() if v}

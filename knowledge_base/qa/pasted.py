@@ -10,11 +10,19 @@ line, in Slack (HTML-escaped, inside code fences or quotes) or in a terminal (ma
   interpreter's own files), the last of them being where their code called into TensorFlow;
 - from those code lines, the dotted names called and the keywords passed, which say what
   failed when the message does not (``Argument(s) not recognized: {'lr': 0.1}``).
+
+An issue title or a Slack line often quotes the message without its exception type
+(``module 'tensorflow' has no attribute 'Session'``, ``No module named 'tensorflow.contrib'``),
+with typographic quotes that Slack and editors put in: such a line is the same error, and is
+read as one when a known message template (the error families' patterns) matches it. Only a
+line with a quote mark is tried: the messages quote what they are about, and a plain question
+then never loads the templates.
 """
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 # "ValueError: ...", "tensorflow.python.framework.errors_impl.NotFoundError: ...",
@@ -27,6 +35,9 @@ _LIBRARY = re.compile(r"(site|dist)-packages|/lib/python\d|<frozen |\\lib\\|/usr
                       r"<__array_function__|/_pytest/|/IPython/core/")
 _CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\(")
 _KEYWORD = re.compile(r"[(,]\s*([A-Za-z_]\w*)\s*=(?!=)")
+# Typographic quotes (Slack, word processors) around names in a quoted message.
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
+                         "\u00b4": "'", "`": "'"})
 _NOISE = ("Traceback (most recent call last)", "During handling of the above exception",
           "The above exception was the direct cause")
 
@@ -86,6 +97,11 @@ def normalize(text: str) -> str:
     return "\n".join(lines)
 
 
+def straight(line: str) -> str:
+    """A line's typographic and code quotes made straight, as Python prints them."""
+    return line.translate(_QUOTES)
+
+
 def _error_at(line: str) -> re.Match | None:
     m = _ERROR.search(line.strip())
     if m and (m.group(2) is not None or m.start() == 0):
@@ -93,8 +109,10 @@ def _error_at(line: str) -> re.Match | None:
     return None
 
 
-def read(text: str) -> Pasted | None:
-    """The error in a paste, or None when it holds no error line."""
+def read(text: str, templates: Callable[[], Sequence[re.Pattern]] = tuple) -> Pasted | None:
+    """The error in a paste, or None when it holds no error line. ``templates``: gives the
+    messages known without their exception type (the error families' patterns), matched in a
+    line that has none."""
     lines = normalize(text).split("\n")
     frames: list[Frame] = []
     found: tuple[int, re.Match] | None = None
@@ -111,7 +129,7 @@ def read(text: str) -> Pasted | None:
         if m:
             found = (i, m)
     if found is None:
-        return None
+        return _bare(lines, frames, templates)
     i, m = found
     message = (m.group(2) or "").strip()
     # Continuation lines of a wrapped message: up to a blank line or the next traceback.
@@ -122,3 +140,17 @@ def read(text: str) -> Pasted | None:
     error_type = m.group(1).rsplit(".", 1)[-1]
     return Pasted(error_type, message, f"{error_type}: {message}" if message else error_type,
                   frames)
+
+
+def _bare(lines: list[str], frames: list[Frame],
+          templates: Callable[[], Sequence[re.Pattern]]) -> Pasted | None:
+    """The last line that quotes a known error message without its type (type unknown: "")."""
+    quoted = [" ".join(straight(ln).split()) for ln in lines]
+    quoted = [ln for ln in quoted if "'" in ln or '"' in ln]
+    if not quoted:
+        return None
+    known = templates()
+    for line in reversed(quoted):
+        if any(t.search(line) for t in known):
+            return Pasted("", line, line, frames)
+    return None

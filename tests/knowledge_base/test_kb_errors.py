@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from benchmarks.error_cases import Case, generate, hit, names_replacement, python_templates
 from bot.parser import split
-from knowledge_base.qa import pasted
+from knowledge_base.qa import fixes, pasted
 
 IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,20}", fullmatch=True)
 MODULE = st.lists(IDENT, min_size=1, max_size=4).map(".".join)
@@ -46,6 +46,36 @@ def test_the_error_line_is_kept_whole(line, prefix):
                  html.escape(traceback_of(line, "m = f(lr=0.1)")), f"```{line}```"):
         got = pasted.read(text)
         assert got is not None and got.line == line.replace("```", "").strip(), text[:200]
+
+
+# Quotes as Slack and word processors type them: the same message to Python's eyes.
+TYPOGRAPHIC = str.maketrans({"'": "\u2019"})
+
+
+def without_type(line: str) -> str:
+    return line.split(": ", 1)[1] if ": " in line else line
+
+
+@settings(max_examples=150, deadline=None)
+@given(error_lines(), st.sampled_from(["", "getting ", "help: "]), st.booleans())
+def test_a_known_message_without_its_type_is_the_same_error(line, prefix, curly):
+    """An issue title quotes the message, not the exception type: when the families know the
+    message, it is read as the error it is (its message kept, quotes made straight)."""
+    message = without_type(line)
+    if not any(t.search(message) for t in fixes.templates()):
+        return
+    said = prefix + (message.translate(TYPOGRAPHIC) if curly else message)
+    got = pasted.read(said, fixes.templates)
+    assert got is not None and got.error_type == ""
+    assert got.message == " ".join((prefix + message).split())
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="'\"\u2018\u2019\u201c\u201d`\u00b4:"),
+               max_size=300))
+def test_a_line_without_quotes_never_loads_the_templates(text):
+    def templates():
+        raise AssertionError("templates read for a line without quotes")
+    assert pasted.read(text, templates) is None or pasted.read(text).message == ""
 
 
 def test_the_users_code_lines_name_the_failing_call():
@@ -91,6 +121,25 @@ def test_generated_errors_get_the_fix_first(shipped_kb):
         assert names_replacement(a, c) in (None, True), (c.line, a["fix"])
     assert not worse, [c.id for c in worse]
     assert line_hits >= 0.9 * len(cases) and tb_hits >= line_hits
+
+
+@pytest.mark.slow
+def test_generated_errors_without_their_type_get_the_same_fix(shipped_kb):
+    """Issue titles and Slack lines quote the message alone, often with typographic quotes:
+    the answer is the one the whole error line gets."""
+    root = Path(__file__).resolve().parents[2]
+    keras = [root / ".venv-runner/lib/python3.11/site-packages/keras",
+             root / ".venv-runner-tf221/lib/python3.11/site-packages/keras"]
+    cases = generate(shipped_kb.kb, keras, per_family=4, seed=11).cases
+    for c in cases:
+        whole = shipped_kb.ask(c.line)
+        for said in (without_type(c.line), without_type(c.line).translate(TYPOGRAPHIC)):
+            a = shipped_kb.ask(said)
+            assert a.get("fix") == whole.get("fix"), (c.line, said)
+            assert [r["name"] for r in a["results"][:3]] == \
+                [r["name"] for r in whole["results"][:3]], (c.line, said)
+        curly = c.line.translate(TYPOGRAPHIC)
+        assert shipped_kb.ask(curly).get("fix") == whole.get("fix"), curly
 
 
 def test_a_long_traceback_keeps_its_last_line(shipped_kb):
