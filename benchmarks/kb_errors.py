@@ -1,5 +1,6 @@
 """Pasted errors answered with the fix: generated cases (benchmarks/error_cases.py), dev and
-held-out halves, each asked as its error line alone and as a whole traceback, against a
+held-out halves, each asked as its error line alone, as a whole traceback and as its message
+alone with typographic quotes (how an issue title or a Slack line quotes it), against a
 baseline in the same run (the same text asked without error reading: ask before issue 27).
 
     .venv/bin/python benchmarks/kb_errors.py [--kb KB] [--per-family 60] [--keras PATH ...]
@@ -55,12 +56,17 @@ def main(argv=None) -> int:
         line = answers.ask(c.line, limit=5)
         tb = answers.ask(c.traceback(), limit=5)
         base = answers.ask(c.line, limit=5, errors=False)
+        said = c.line.split(": ", 1)[-1].replace("'", "\u2019")
+        bare = answers.ask(said, limit=5)
+        bare_base = answers.ask(said, limit=5, errors=False)
         for key in (c.half, f"{c.half}/{c.family}"):
             s = stats[key]
             s["n"] += 1
             s["line"] += hit(line, c)
             s["traceback"] += hit(tb, c)
             s["baseline"] += hit(base, c)
+            s["bare"] += hit(bare, c)
+            s["bare_baseline"] += hit(bare_base, c)
             s["worse"] += hit(line, c) and not hit(tb, c)
             named = names_replacement(line, c)
             if named is not None:
@@ -69,16 +75,17 @@ def main(argv=None) -> int:
         if not hit(line, c) and c.half == "dev":  # tuning looks at dev misses only
             misses.append((c, line))
     dt = time.perf_counter() - t0
-    print(f"{len(cs.cases)} cases, {3 * len(cs.cases)} asks in {dt:.0f} s")
+    print(f"{len(cs.cases)} cases, {5 * len(cs.cases)} asks in {dt:.0f} s")
     print(f"{'set':34} {'n':>4} {'line top3':>9} {'traceback':>9} {'baseline':>9} "
-          f"{'ratio':>6} {'tb worse':>8} {'kw named':>9}")
+          f"{'ratio':>6} {'tb worse':>8} {'kw named':>9} {'msg alone':>9} {'its base':>9}")
     for key in sorted(stats, key=lambda k: (k.count("/"), k)):
         s = stats[key]
         n = s["n"]
         ratio = s["line"] / s["baseline"] if s["baseline"] else float("inf")
         kw = f"{s['kw_named']}/{s['kw_n']}" if s["kw_n"] else "-"
         print(f"{key:34} {n:4} {s['line'] / n:9.1%} {s['traceback'] / n:9.1%} "
-              f"{s['baseline'] / n:9.1%} {ratio:6.2f} {s['worse']:8} {kw:>9}")
+              f"{s['baseline'] / n:9.1%} {ratio:6.2f} {s['worse']:8} {kw:>9} "
+              f"{s['bare'] / n:9.1%} {s['bare_baseline'] / n:9.1%}")
     for c, ans in misses[:args.show_misses]:
         print(f"MISS [{c.half}] {c.id}: {c.line[:120]}\n     expect {c.expect[:2]}; got "
               f"{[r['name'] for r in ans['results'][:3]]}; fix: {ans.get('fix', '')[:140]}")
