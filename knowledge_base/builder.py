@@ -25,7 +25,8 @@ from packaging.version import Version
 
 from knowledge_base import inheritance, popularity
 from knowledge_base.errors import KBError
-from knowledge_base.events import MEMBER_KINDS, History, Releases, mentioned_name
+from knowledge_base.deprecation_refs import NameTable, replacement as notice_replacement
+from knowledge_base.events import MEMBER_KINDS, History, Releases
 from knowledge_base.names import name_words, part_words
 from knowledge_base.records import MODULE, RAISES, ReleaseExtract, ReleaseInfo, Rename
 from knowledge_base.signatures import parse_params, signature_change  # noqa: F401 - tests
@@ -338,6 +339,8 @@ def _symbol_rows(r: Releases, h: History) -> tuple[list[tuple], list[tuple]]:
     m, versions, ids = r.m, r.versions, r.ids
     symbol_rows: list[tuple] = []
     fts_rows: list[tuple] = []
+    table = NameTable({n: m.spans[n][-1].last for n in r.names},
+                      {n: m.spans[n][-1].obj for n in r.names}, r.kinds, r.newest)
     for n in r.names:
         sid = ids[n]
         runs = m.spans[n]
@@ -353,8 +356,9 @@ def _symbol_rows(r: Releases, h: History) -> tuple[list[tuple], list[tuple]]:
         removed_in = versions[last.last + 1] if last.last < r.newest else None
         dep_in, dep_text = h.deprecated.get(sid, (None, None)) if last.dep else (None, None)
         replacement = h.moved_to[n][0] if n in h.moved_to and runs[-1].last < r.newest else None
-        if replacement is None and dep_text:
-            replacement = mentioned_name(dep_text, n, ids)
+        notice = dep_text or (h.last_notice.get(sid) if removed_in else None)
+        if replacement is None and notice:
+            replacement = notice_replacement(notice, n, table)
         if replacement is None and n in m.renames and m.renames[n].new != n:
             replacement = m.renames[n].new
         symbol_rows.append((sid, n, module, parent, n.rsplit(".", 1)[-1], kind, last.obj or None,

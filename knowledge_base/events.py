@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from typing import TYPE_CHECKING, Callable
 
 from knowledge_base.names import canonical_rank
@@ -15,7 +14,6 @@ if TYPE_CHECKING:  # the builder imports this module
     from knowledge_base.builder import Merged, Span
 
 MEMBER_KINDS = (METHOD, PROPERTY, "constant")
-_NAME_IN_TEXT = re.compile(r"`?(tf\.[A-Za-z_][\w.]*[A-Za-z0-9_])`?")
 Progress = Callable[[str, int | None, int | None], None]
 
 
@@ -84,9 +82,13 @@ class History:
                 self.events.append((r.ids[new], o, r.versions[o], "moved",
                                     f"`{old}` moved here", json.dumps({"from": old})))
         self.deprecated: dict[int, tuple[str, str]] = {}  # symbol -> (release, text) in force
+        # symbol -> its last deprecation notice, in force or not: what to use instead of a
+        # removed symbol (Model.apply: deprecated 2.2, unmarked 2.4, removed 2.9).
+        self.last_notice: dict[int, str] = {}
         for e in self.events:
             if e[3] == "deprecated":
                 self.deprecated[e[0]] = (e[2], e[4])
+                self.last_notice[e[0]] = e[4]
             elif e[3] in ("undeprecated", "added"):
                 self.deprecated.pop(e[0], None)
 
@@ -189,10 +191,3 @@ def _same_short_name_added(name: str, span: Span, o: int,
                 best = cand
     return best
 
-
-def mentioned_name(text: str, own: str, ids: dict[str, int]) -> str | None:
-    for cand in _NAME_IN_TEXT.findall(text):
-        cand = cand.rstrip(".")
-        if cand != own and cand in ids:
-            return cand
-    return None

@@ -48,7 +48,8 @@ from knowledge_base import links
 from knowledge_base.errors import KBError
 from knowledge_base.records import RAISES
 
-FORMAT_VERSION = "5"  # 3: popularity and vectors; 4: MiniLM vectors; 5: two vector views
+FORMAT_VERSION = "6"  # 3: popularity and vectors; 4: MiniLM vectors; 5: two vector views;
+# 6: replacements read from deprecation notices in every spelling (deprecation_refs.py)
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);

@@ -121,15 +121,23 @@ def _about(kb: KB, full: str) -> Fix | None:
                          sym["first"])
             return Fix("", f"`{full}` is present but unusable since TensorFlow {since}"
                            f"{_keras_note(kb, sym, since)}: it raises {unusable}", [full], full)
+        repl = sym["replacement"]
+        if removed is None and repl and sym["deprecated_in"]:
+            # Present, but the error says this TensorFlow lacks it: its documented
+            # replacement works in both.
+            return Fix("", f"Use `{repl}`: `{full}` is deprecated since TensorFlow "
+                           f"{sym['deprecated_in']} (present in {kb.availability(sym)})"
+                           f"{_gone_too(kb, repl)}", [repl, full], full)
         if removed is None:
             return Fix("", f"`{full}` exists in TensorFlow {kb.availability(sym)}: check which "
                            f"TensorFlow runs your code (print tf.__version__)", [full], full)
         keras = _keras_note(kb, sym, removed)
-        repl = sym["replacement"]
         dep = _last_deprecation(kb, sym)
         if repl:
-            return Fix("", f"Use `{repl}`: `{full}` was removed in TensorFlow {removed}{keras}"
-                           + (f". {dep}" if dep else ""), [repl, full], full)
+            text = f"Use `{repl}`: `{full}` was removed in TensorFlow {removed}{keras}" + (
+                f". {' '.join(dep.split())}" if dep else "")
+            gone = _gone_too(kb, repl)
+            return Fix("", text.rstrip(".") + gone if gone else text, [repl, full], full)
         moved = _members_moved(kb, full, kb.ord_of(removed))
         if moved:
             shown = ", ".join(f"{a} → {b}" for a, b in moved[:3])
@@ -157,6 +165,17 @@ def _about(kb: KB, full: str) -> Fix | None:
         return Fix("", f"`{old}` is gone since TensorFlow 2.0: {note}".rstrip(": "),
                    _mentioned(kb, note), full)
     return None
+
+
+def _gone_too(kb: KB, repl: str) -> str:
+    """When the documented replacement was itself removed later (Model.get_updates_for ->
+    Model.updates, gone in Keras 3), say so, and what replaced that."""
+    r = kb.symbol(repl)
+    if r is None or r["removed_in"] is None:
+        return ""
+    then = f"; use `{r['replacement']}`" if r["replacement"] and r["replacement"] != repl else ""
+    return (f". Note: `{repl}` was itself removed in TensorFlow {r['removed_in']}"
+            f"{_keras_note(kb, r, r['removed_in'])}{then}")
 
 
 def _renamed(kb: KB, full: str) -> tuple[str, str | None, str] | None:
