@@ -341,6 +341,13 @@ def _symbol_rows(r: Releases, h: History) -> tuple[list[tuple], list[tuple]]:
     fts_rows: list[tuple] = []
     table = NameTable({n: m.spans[n][-1].last for n in r.names},
                       {n: m.spans[n][-1].obj for n in r.names}, r.kinds, r.newest)
+    # One object, one notice: a member inherited from Layer carries Layer's notice under every
+    # class that lists it, also where the extract saw the notice under only some of them.
+    obj_notice = {}
+    for n in r.names:
+        text, obj = h.last_notice.get(ids[n]), m.spans[n][-1].obj
+        if text and obj:
+            obj_notice.setdefault(obj, text)
     for n in r.names:
         sid = ids[n]
         runs = m.spans[n]
@@ -356,7 +363,8 @@ def _symbol_rows(r: Releases, h: History) -> tuple[list[tuple], list[tuple]]:
         removed_in = versions[last.last + 1] if last.last < r.newest else None
         dep_in, dep_text = h.deprecated.get(sid, (None, None)) if last.dep else (None, None)
         replacement = h.moved_to[n][0] if n in h.moved_to and runs[-1].last < r.newest else None
-        notice = dep_text or (h.last_notice.get(sid) if removed_in else None)
+        notice = dep_text or (h.last_notice.get(sid) or obj_notice.get(last.obj)
+                              if removed_in else None)
         if replacement is None and notice:
             replacement = notice_replacement(notice, n, table)
         if replacement is None and n in m.renames and m.renames[n].new != n:

@@ -100,7 +100,10 @@ def resolve(token: str, own: str, names: NameTable) -> str | None:
                 or receiver in defined):
             return mine
         # Another object's member (`extended.colocate_vars_with`: StrategyExtended's).
-        other = [n for n in same if receiver in n.rpartition(".")[0].rpartition(".")[2].lower()]
+        # `layer.x` means Layer's own before FlaxLayer's.
+        cls = {n: n.rpartition(".")[0].rpartition(".")[2].lower() for n in same}
+        other = ([n for n in same if cls[n] == receiver]
+                 or [n for n in same if receiver in cls[n]])
         return names.best(other, own)
     return None
 

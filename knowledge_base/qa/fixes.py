@@ -210,10 +210,17 @@ def _mentioned(kb: KB, text: str, cls: str | None = None) -> list[str]:
 
 
 def _same_short(kb: KB, full: str) -> list[str]:
-    short = full.rpartition(".")[2]
+    """Where a removed name's last part lives now. For a member, only under a class of the
+    same name (optimizers.Adam.x -> optimizers.legacy.Adam.x): another class's member of that
+    name is not where it went."""
+    parent, _, short = full.rpartition(".")
     rows = kb.db.execute("SELECT name FROM symbols WHERE short = ? AND removed_in IS NULL "
                          "AND name != ?", (short, full))
     names = sorted((r[0] for r in rows), key=canonical_rank)
+    p = kb.symbol(parent)
+    if p is not None and p["kind"] == "class":
+        cls = parent.rpartition(".")[2]
+        names = [n for n in names if n.rpartition(".")[0].rpartition(".")[2] == cls]
     return [n for n in names if ".compat." not in n][:2]
 
 
@@ -280,7 +287,45 @@ def _member_fix(kb: KB, type_name: str, member: str) -> Fix | None:
         found = _about(kb, f"{cls}.{member}")
         if found:
             return found
-    return None
+    return _unknown_member(kb, list(dict.fromkeys(classes)), member) if classes else None
+
+
+def _near_members(kb: KB, cls: str, member: str) -> list[tuple[str, float]]:
+    from rapidfuzz import fuzz, process
+    rows = kb.db.execute("SELECT name FROM symbols WHERE parent = ?", (cls,))
+    shorts = {n.rpartition(".")[2]: n for (n,) in rows}
+    return [(shorts[s], score) for s, score, _ in process.extract(
+        member.strip("_"), list(shorts), scorer=fuzz.ratio, limit=3) if score >= 75]
+
+
+def _unknown_member(kb: KB, classes: list[str], member: str) -> Fix:
+    """A member that no release in the KB has as public API of the class: private (a leading
+    underscore: Keras internals that old code or a library calls) or misspelt. Says so, with
+    the public members spelt most like it, of the class of that name that has the likest
+    (the message gives only the short name: Optimizer may be Keras 3's or the legacy one)."""
+    scored = [(cls, _near_members(kb, cls, member)) for cls in classes[:8]]
+    cls, found = max(scored, key=lambda c: max((s for _, s in c[1]), default=0))
+    near = [n for n, _ in found]
+    span = f"{kb.versions[0]}–{kb.newest}"
+    if member.startswith("_"):
+        owner = "Keras" if cls.startswith("tf.keras") else "TensorFlow"
+        text = (f"Use public API{f' (such as `{near[0]}`)' if near else ''} instead of "
+                f"`{member}`: it is private to {owner} (a leading underscore), not public API "
+                f"of `{cls}` in any TensorFlow {span}; code that calls it was written for "
+                f"another version's internals, so update it or pin the versions it was "
+                f"written for")
+        return Fix("", text, near + [cls], f"{cls}.{member}")
+    text = f"`{cls}` has no public member `{member}` in any TensorFlow {span}"
+    if not near:
+        return Fix("", text, [cls], f"{cls}.{member}")
+    sym = kb.symbol(near[0])
+    then = ""
+    if sym["removed_in"]:  # misspelt and gone too: what replaced it
+        then = (f" (removed in TensorFlow {sym['removed_in']}"
+                + (f"; use `{sym['replacement']}`" if sym["replacement"] else "") + ")")
+    names = ([sym["replacement"]] if then and sym["replacement"] else []) + near + [cls]
+    return Fix("", f"{text}: did you mean `{near[0]}`{then}?", list(dict.fromkeys(names)),
+               f"{cls}.{member}")
 
 
 # -- keywords -------------------------------------------------------------------------------------

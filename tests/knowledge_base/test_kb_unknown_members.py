@@ -1,0 +1,83 @@
+"""'X' object has no attribute 'y' where no release has y as public API of X (issue 27): a
+private Keras internal that old code or a library calls (`_make_predict_function`), or a
+misspelling. The answer says which, with the public members spelt most like it, instead of
+falling back to a word search over the message. Cases are generated from the KB's classes."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+CLASSES = 40
+
+
+def _classes(kb, seed: int) -> list[tuple[str, list[str]]]:
+    rows = kb.db.execute(
+        "SELECT p.name, group_concat(s.short, ' ') FROM symbols p JOIN symbols s "
+        "ON s.parent = p.name WHERE p.kind = 'class' AND p.removed_in IS NULL AND p.name NOT "
+        "LIKE 'tf.compat.%' AND p.name NOT LIKE 'tf.raw_ops.%' AND s.short NOT LIKE '\\_%' "
+        "ESCAPE '\\' GROUP BY p.name HAVING count(*) >= 3").fetchall()
+    rng = random.Random(seed)
+    return [(n, m.split()) for n, m in rng.sample(rows, CLASSES)]
+
+
+def _error(cls: str, member: str) -> str:
+    return f"AttributeError: '{cls.rpartition('.')[2]}' object has no attribute '{member}'"
+
+
+@pytest.mark.slow
+def test_a_private_member_is_said_private_with_the_public_one_like_it(shipped_kb):
+    for cls, members in _classes(shipped_kb.kb, seed=3):
+        member = random.Random(cls).choice(members)
+        a = shipped_kb.ask(_error(cls, f"_{member}"))
+        assert a.get("fix"), (cls, member)
+        assert f"`_{member}`: it is private to" in a["fix"], a["fix"]
+        # The class the message names is one of same short name: the public member like it
+        # is in the answer, under the class the fix names.
+        shown = a["fix"].split("public API of `")[1].split("`")[0]
+        assert f"{shown}.{member}" in [r["name"] for r in a["results"][:3]], (cls, a["fix"])
+
+
+def _misspell(word: str, rng: random.Random) -> str:
+    i = rng.randrange(1, len(word) - 1)
+    return word[:i] + word[i + 1:]  # one letter dropped, as typed in a hurry
+
+
+@pytest.mark.slow
+def test_a_misspelt_member_gets_did_you_mean(shipped_kb):
+    checked = 0
+    for cls, members in _classes(shipped_kb.kb, seed=4):
+        rng = random.Random(cls)
+        long = [m for m in members if len(m) >= 8]
+        if not long:
+            continue
+        member = rng.choice(long)
+        typo = _misspell(member, rng)
+        if typo in members:
+            continue
+        a = shipped_kb.ask(_error(cls, typo))
+        shown = a["fix"].split("`")[1]
+        assert f"has no public member `{typo}`" in a["fix"], a["fix"]
+        assert f"did you mean `{shown}.{member}`" in a["fix"], a["fix"]
+        checked += 1
+    assert checked >= 20
+
+
+def test_the_keras_internal_old_code_calls(shipped_kb):
+    a = shipped_kb.ask("AttributeError: 'Functional' object has no attribute "
+                       "'_make_predict_function'")
+    assert a["fix"].startswith("Use public API (such as `tf.keras.Model.make_predict_function`)")
+    assert a["results"][0]["name"] == "tf.keras.Model.make_predict_function"
+
+
+def test_a_misspelt_removed_method_says_what_replaced_it(shipped_kb):
+    a = shipped_kb.ask("AttributeError: 'Sequential' object has no attribute 'fit_generatr'")
+    assert "did you mean `tf.keras.Sequential.fit_generator` (removed in TensorFlow 2.16; use " \
+           "`tf.keras.Model.fit`)" in a["fix"]
+    assert a["results"][0]["name"] == "tf.keras.Model.fit"
+
+
+def test_a_type_tfdesk_does_not_know_is_still_a_plain_question(shipped_kb):
+    """NoneType is Python's: no class to speak of, so no fix is made up."""
+    a = shipped_kb.ask("AttributeError: 'NoneType' object has no attribute 'shape'")
+    assert not a.get("fix")
