@@ -129,8 +129,10 @@ def _about(kb: KB, full: str) -> Fix | None:
                            f"{sym['deprecated_in']} (present in {kb.availability(sym)})"
                            f"{_gone_too(kb, repl)}", [repl, full], full)
         if removed is None:
-            return Fix("", f"`{full}` exists in TensorFlow {kb.availability(sym)}: check which "
-                           f"TensorFlow runs your code (print tf.__version__)", [full], full)
+            since = (f"Use TensorFlow {sym['first']} or later"
+                     if sym["first"] != kb.versions[0] else "Check which TensorFlow runs your code")
+            return Fix("", f"{since} (print tf.__version__): `{full}` exists in TensorFlow "
+                           f"{kb.availability(sym)}", [full], full)
         keras = _keras_note(kb, sym, removed)
         dep = _last_deprecation(kb, sym)
         if repl:
@@ -150,9 +152,13 @@ def _about(kb: KB, full: str) -> Fix | None:
             return Fix("", f"{head}`{full}` was removed in TensorFlow {removed}{keras}; its "
                            f"deprecation said: {dep}", said + [full], full)
         same = _same_short(kb, full)
-        return Fix("", f"`{full}` was removed in TensorFlow {removed}{keras}"
-                       + (f"; `{full.rpartition('.')[2]}` is now at `{same[0]}`" if same else
-                          f"; it was in {kb.availability(sym)}"), same + [full], full)
+        if same:
+            return Fix("", f"Use `{same[0]}`: `{full}` was removed in TensorFlow {removed}"
+                           f"{keras}; `{full.rpartition('.')[2]}` is now there",
+                       same + [full], full)
+        return Fix("", f"Pin TensorFlow {sym['last']} or rewrite without `{full}`: it was "
+                       f"removed in TensorFlow {removed}{keras} (it was in "
+                       f"{kb.availability(sym)}) and nothing in the KB replaces it", [full], full)
     renamed = _renamed(kb, full)
     if renamed is not None:
         old, new, note = renamed
@@ -221,6 +227,8 @@ def _same_short(kb: KB, full: str) -> list[str]:
     if p is not None and p["kind"] == "class":
         cls = parent.rpartition(".")[2]
         names = [n for n in names if n.rpartition(".")[0].rpartition(".")[2] == cls]
+        # A Keras 2 member Keras 3 dropped lives on in tf.compat.v1.keras (tf_keras).
+        return ([n for n in names if ".compat." not in n] or names)[:2]
     return [n for n in names if ".compat." not in n][:2]
 
 
@@ -317,7 +325,8 @@ def _unknown_member(kb: KB, classes: list[str], member: str) -> Fix:
         return Fix("", text, near + [cls], f"{cls}.{member}")
     text = f"`{cls}` has no public member `{member}` in any TensorFlow {span}"
     if not near:
-        return Fix("", text, [cls], f"{cls}.{member}")
+        return Fix("", f"{text}: check the spelling against its members (tfdesk ask {cls})",
+                   [cls], f"{cls}.{member}")
     sym = kb.symbol(near[0])
     then = ""
     if sym["removed_in"]:  # misspelt and gone too: what replaced it
