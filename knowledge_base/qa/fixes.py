@@ -342,6 +342,9 @@ def _unknown_member(kb: KB, classes: list[str], member: str) -> Fix:
 def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
                  keras: int | None) -> Fix | None:
     wanted = _callables(kb, callable_, keyword, pasted)
+    if not wanted and _callables(kb, callable_, keyword, pasted, took=False):
+        # What was called is known and never took it: not another symbol's history.
+        return _unknown_keyword(kb, keyword, callable_, pasted)
     cands = wanted or params.symbols_with(kb, keyword)
     used = _popularity(kb)
     best: tuple | None = None
@@ -357,7 +360,7 @@ def _keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
                 canonical_rank(name) < canonical_rank(best[1].symbol):
             best = (score, h)
     if best is None:
-        return None
+        return _unknown_keyword(kb, keyword, callable_, pasted)
     h = best[1]
     sym = kb.symbol(h.symbol)
     unusable = kb.unusable(sym)
@@ -387,9 +390,29 @@ def _is_keras(name: str) -> bool:
     return name.startswith(("tf.keras.", "tf.optimizers.", "tf.losses.", "tf.metrics."))
 
 
-def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted) -> list[str]:
+def _unknown_keyword(kb: KB, keyword: str, callable_: str | None, pasted: Pasted) -> Fix | None:
+    """A keyword no release of the called symbol took (Keras 1's ``nb_epoch``, a typo): the
+    parameter of that symbol spelt most like it, else what it takes."""
+    from rapidfuzz import fuzz, process
+    called = _callables(kb, callable_, keyword, pasted, took=False)
+    if not called:
+        return None
+    name = called[0]
+    taken = [p for p in params._names(kb.symbol(name)["signature"]) or []
+             if p not in ("self", "args", "kwargs")]
+    near = process.extractOne(keyword, taken, scorer=fuzz.ratio, score_cutoff=60)
+    never = f"`{name}` takes no `{keyword}` in any TensorFlow {kb.versions[0]}–{kb.newest}"
+    if near:
+        return Fix("", f"Use `{near[0]}=` instead of `{keyword}=`: {never}", [name], keyword)
+    shown = ", ".join(taken[:8]) + (", …" if len(taken) > 8 else "")
+    return Fix("", f"Remove `{keyword}=`: {never}" + (f" (it takes {shown})" if taken else ""),
+               [name], keyword)
+
+
+def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted,
+               took: bool = True) -> list[str]:
     """KB names of what was called with ``keyword``: the message's callable, else the calls
-    in the user's code line that passed it."""
+    in the user's code line that passed it; ``took``: only those that ever took it."""
     shorts: list[str] = []
     if callable_:
         parts = [p for p in callable_.split(".") if p not in ("__init__", "__call__")]
@@ -413,5 +436,7 @@ def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted) -> l
         cls = owner.rpartition(".")[2]
         out += [n for n, parent in rows if cls and (parent or "").endswith("." + cls)]
         out += [n for n, _ in rows]
+    if not took:
+        return list(dict.fromkeys(out))
     having = set(params.keyword_ids(kb, keyword))
     return [n for n in dict.fromkeys(out) if kb.symbol(n)["id"] in having]

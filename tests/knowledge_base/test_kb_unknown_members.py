@@ -5,6 +5,7 @@ falling back to a word search over the message. Cases are generated from the KB'
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -81,3 +82,62 @@ def test_a_type_tfdesk_does_not_know_is_still_a_plain_question(shipped_kb):
     """NoneType is Python's: no class to speak of, so no fix is made up."""
     a = shipped_kb.ask("AttributeError: 'NoneType' object has no attribute 'shape'")
     assert not a.get("fix")
+
+
+def _callables_with_params(kb, seed: int) -> list[tuple[str, str, list[str]]]:
+    from knowledge_base.qa import params
+    rows = kb.db.execute(
+        "SELECT id, name, kind, signature FROM symbols WHERE kind IN ('class', 'function') AND "
+        "removed_in IS NULL AND name NOT LIKE 'tf.compat.%' AND name NOT LIKE 'tf.raw_ops.%' "
+        "AND signature IS NOT NULL").fetchall()
+    rng = random.Random(seed)
+    out = []
+    for sid, name, kind, sig in rng.sample(rows, 400):
+        taken = [p for p in params._names(sig) or [] if p not in ("self", "args", "kwargs")]
+        if len(taken) >= 2:
+            out.append((name, kind, taken))
+    return out[:CLASSES]
+
+
+def _keyword_error(name: str, kind: str, kw: str) -> str:
+    short = name.rpartition(".")[2]
+    called = f"{short}.__init__" if kind == "class" else short
+    return f"TypeError: {called}() got an unexpected keyword argument '{kw}'"
+
+
+@pytest.mark.slow
+def test_a_keyword_the_callable_never_took_names_its_parameters(shipped_kb):
+    """Keras 1's nb_epoch, output_dim; a typo: never another symbol's parameter history."""
+    from knowledge_base.qa import params
+    kb = shipped_kb.kb
+    checked = typos = 0
+    for name, kind, taken in _callables_with_params(kb, seed=8):
+        rng = random.Random(name)
+        long = [p for p in taken if len(p) >= 7]
+        cases = [(f"zz_{rng.choice(taken)}_q", None)]
+        if long:
+            param = rng.choice(long)
+            cases.append((_misspell(param, rng), param))
+        for kw, want in cases:
+            if kw in taken or kb.symbol(name)["id"] in params.keyword_ids(kb, kw):
+                continue
+            a = shipped_kb.ask(_keyword_error(name, kind, kw))
+            fix = a.get("fix") or ""
+            short = name.rpartition(".")[2]
+            assert f"takes no `{kw}` in any TensorFlow" in fix, (name, kw, fix)
+            said = re.search(r"`([\w.]+)` takes no", fix).group(1)
+            assert said.rpartition(".")[2] == short, (name, fix)
+            if want is not None and fix.startswith(f"Use `{want}=`"):
+                typos += 1
+            checked += 1
+    assert checked >= 40 and typos >= 10, (checked, typos)
+
+
+def test_keras_1_keywords(shipped_kb):
+    a = shipped_kb.ask("TypeError: fit() got an unexpected keyword argument 'nb_epoch'")
+    assert a["fix"].startswith("Use `epochs=` instead of `nb_epoch=`: `tf.keras.Model.fit` "
+                               "takes no `nb_epoch`")
+    a = shipped_kb.ask("TypeError: Dense.__init__() got an unexpected keyword argument "
+                       "'output_dim'")
+    assert a["fix"].startswith("Remove `output_dim=`: `tf.keras.layers.Dense` takes no "
+                               "`output_dim` in any TensorFlow") and "it takes units" in a["fix"]
