@@ -172,3 +172,20 @@ def test_a_pasted_traceback_through_the_command_line_face(shipped_kb):
                             "`input_length` since TensorFlow 2.16 (Keras 3)"), first
     assert reply.data["error"]["user_code"] == [
         "x = tf.keras.layers.Embedding(1000, 64, input_length=10)"]
+
+
+KERAS2_OPTIMIZER = Path(__file__).resolve().parents[2] / \
+    ".venv-runner/lib/python3.11/site-packages/keras/src/optimizers/optimizer.py"
+
+
+def test_keras_2_new_optimizer_keyword_errors_are_keyword_errors(shipped_kb):
+    """Keras 2.11-2.15's optimizers raise their own messages for legacy keywords; read from the
+    installed Keras 2 when there is one, else as that file writes them."""
+    decay = ("decay is deprecated in the new Keras optimizer, please check the docstring for "
+             "valid arguments, or use the legacy optimizer, e.g., tf.keras.optimizers.legacy.Adam.")
+    if KERAS2_OPTIMIZER.is_file():
+        src = " ".join(KERAS2_OPTIMIZER.read_text().split())
+        assert '{k} is deprecated in the new Keras optimizer, please " "check the docstring' in src
+    a = shipped_kb.ask(f"ValueError: {decay}")
+    assert a["family"] == "keras2_optimizer_deprecated"
+    assert a["fix"].startswith("Remove `decay=`: `tf.keras.optimizers.Adam`"), a["fix"]
