@@ -268,7 +268,25 @@ def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | No
             return Fix("", f"Import `{owned[0]}`: `{mod}.{name}` is not public API; what it "
                            f"defined is public as {', '.join(owned[:3])}", owned[:MAX_NAMES],
                        f"{mod}.{name}")
+        under = _defined_under(kb, mod, name) if mod else []
+        if under:  # keras.layers.normalization.BatchNormalization: defined a level deeper
+            return Fix("", f"Import `{under[0]}`: `{mod}` is private code whose layout "
+                           f"changed between releases; `{name}` is public as "
+                           f"{', '.join(under[:3])}", under[:MAX_NAMES], f"{mod}.{name}")
     return None
+
+
+def _defined_under(kb: KB, module: str, name: str) -> list[str]:
+    """Public classes and functions called ``name`` whose definition lies anywhere under
+    the private ``module``, newest and most used first."""
+    esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = kb.db.execute(
+        "SELECT s.name, s.last_ord FROM spans p JOIN symbols s ON s.id = p.symbol_id WHERE "
+        "p.object LIKE ? ESCAPE '\\' AND s.short = ? AND s.kind IN ('class', 'function') "
+        "AND s.name NOT LIKE 'tf.compat.%' GROUP BY s.id", (esc + ".%", name))
+    used = _popularity(kb)
+    return [r[0] for r in sorted(rows, key=lambda r: (-r[1], -used.get(r[0], 0),
+                                                       canonical_rank(r[0])))]
 
 
 def _module_fix(kb: KB, module: str) -> Fix | None:

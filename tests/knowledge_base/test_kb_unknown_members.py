@@ -141,3 +141,30 @@ def test_keras_1_keywords(shipped_kb):
                        "'output_dim'")
     assert a["fix"].startswith("Remove `output_dim=`: `tf.keras.layers.Dense` takes no "
                                "`output_dim` in any TensorFlow") and "it takes units" in a["fix"]
+
+
+@pytest.mark.slow
+def test_a_name_imported_from_a_private_package_gets_its_public_name(shipped_kb):
+    """`from keras.layers.normalization import BatchNormalization`: the class is defined a
+    level deeper (keras.layers.normalization.batch_normalization) in later Keras releases.
+    Generated from the KB's own definition paths, each cut a level above its module."""
+    rows = shipped_kb.kb.db.execute(
+        "SELECT DISTINCT s.short, p.object FROM spans p JOIN symbols s ON s.id = p.symbol_id "
+        "WHERE s.kind = 'class' AND s.removed_in IS NULL AND s.name NOT LIKE 'tf.compat.%' "
+        "AND p.object LIKE 'keras.%' AND p.object NOT LIKE 'keras.src.%'").fetchall()
+    kb = shipped_kb.kb
+    cases = [(short, obj.rsplit(".", 2)[0]) for short, obj in rows
+             if obj.count(".") >= 3 and obj.endswith("." + short)]
+    # Only packages that are not public themselves (keras.layers is: "exists" is its answer).
+    cases = [(short, mod) for short, mod in sorted(set(cases))
+             if kb.symbol(mod.replace("keras.", "tf.keras.", 1)) is None]
+    checked = 0
+    for short, mod in random.Random(6).sample(cases, 30):
+        a = shipped_kb.ask(f"ImportError: cannot import name '{short}' from '{mod}'")
+        if "fix" not in a or not a["fix"]:
+            pytest.fail(f"no fix for {short} from {mod}")
+        # Its public names (aliases too: GlobalMaxPool2D is GlobalMaxPooling2D).
+        named = {n.rpartition(".")[2] for n in re.findall(r"tf\.[\w.]*\w", a["fix"])}
+        assert a["fix"].startswith("Import `tf.") and short in named, (short, mod, a["fix"])
+        checked += 1
+    assert checked == 30
