@@ -8,6 +8,7 @@ history. The answer's first line says what to do, in words, with the release.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -135,12 +136,20 @@ def _about(kb: KB, full: str) -> Fix | None:
                            f"{kb.availability(sym)}", [full], full)
         keras = _keras_note(kb, sym, removed)
         dep = _last_deprecation(kb, sym)
+        moved = _members_moved(kb, full, kb.ord_of(removed))
+        if moved and sym["kind"] == "module":
+            # Where its contents went says more than a module of a like name
+            # (layers.experimental.preprocessing -> layers.*, not tf.keras.preprocessing).
+            home = Counter(b.rpartition(".")[0] for _, b in moved).most_common(1)[0][0]
+            shown = ", ".join(f"{a} → {b}" for a, b in moved[:3])
+            return Fix("", f"Import from `{home}`: `{full}` was removed in TensorFlow {removed}"
+                           f"{keras}; what it held moved: {shown}",
+                       [b for _, b in moved][:MAX_NAMES] + [full], full)
         if repl:
             text = f"Use `{repl}`: `{full}` was removed in TensorFlow {removed}{keras}" + (
                 f". {' '.join(dep.split())}" if dep else "")
             gone = _gone_too(kb, repl)
             return Fix("", text.rstrip(".") + gone if gone else text, [repl, full], full)
-        moved = _members_moved(kb, full, kb.ord_of(removed))
         if moved:
             shown = ", ".join(f"{a} → {b}" for a, b in moved[:3])
             return Fix("", f"`{full}` was removed in TensorFlow {removed}{keras}; what it held "

@@ -189,3 +189,25 @@ def test_keras_2_new_optimizer_keyword_errors_are_keyword_errors(shipped_kb):
     a = shipped_kb.ask(f"ValueError: {decay}")
     assert a["family"] == "keras2_optimizer_deprecated"
     assert a["fix"].startswith("Remove `decay=`: `tf.keras.optimizers.Adam`"), a["fix"]
+
+
+def test_a_removed_module_is_answered_with_where_its_contents_went(shipped_kb):
+    """Every removed public module whose classes and functions moved: the fix imports from
+    where most of them went (tf.keras.layers.experimental.preprocessing -> tf.keras.layers),
+    never a module of a like name. Generated from the KB's own removals."""
+    from collections import Counter
+    kb = shipped_kb.kb
+    mods = [r[0] for r in kb.db.execute(
+        "SELECT name FROM symbols WHERE kind = 'module' AND removed_in IS NOT NULL AND name "
+        "NOT LIKE 'tf.compat.%'")]
+    checked = 0
+    for mod in mods:
+        moved = fixes._members_moved(kb, mod, kb.ord_of(kb.symbol(mod)["removed_in"]))
+        if not moved:
+            continue
+        home = Counter(b.rpartition(".")[0] for _, b in moved).most_common(1)[0][0]
+        python = "tensorflow" + mod[2:]
+        a = shipped_kb.ask(f"ModuleNotFoundError: No module named '{python}'")
+        assert a["fix"].startswith(f"Import from `{home}`: `{mod}` was removed"), (mod, a["fix"])
+        checked += 1
+    assert checked >= 5, checked
