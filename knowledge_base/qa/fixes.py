@@ -282,7 +282,23 @@ def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | No
             return Fix("", f"Import `{under[0]}`: `{mod}` is private code whose layout "
                            f"changed between releases; `{name}` is public as "
                            f"{', '.join(under[:3])}", under[:MAX_NAMES], f"{mod}.{name}")
+    mod = modules[0]
+    if mod and _ours(mod):
+        # Internal code (tensorflow.python.keras.utils.generic_utils): a package calling
+        # into it expects another version; a public symbol of that name is the way out.
+        public = _same_short(kb, f"tf.{name}")
+        use = f"Import `{public[0]}`" if public else "Use the public API"
+        return Fix("", f"{use}: `{mod}.{name}` is not public TensorFlow API in any release "
+                       f"{kb.versions[0]}–{kb.newest}; `{mod}` is internal code, and code that "
+                       f"reaches into it expects other TensorFlow/Keras versions (compare "
+                       f"`pip show tensorflow keras` with what it needs)", public,
+                   f"{mod}.{name}")
     return None
+
+
+def _ours(module: str) -> bool:
+    """A TensorFlow or Keras module path (public or not), not a third-party package."""
+    return any(module == p or module.startswith(p + ".") for p, _ in rules()[2])
 
 
 def _defined_under(kb: KB, module: str, name: str) -> list[str]:
@@ -308,6 +324,10 @@ def _module_fix(kb: KB, module: str) -> Fix | None:
     if owned:
         return Fix("", f"Import `{owned[0]}`: the module `{module}` is gone; what it defined is "
                        f"public as {', '.join(owned[:3])}", owned[:MAX_NAMES], module)
+    if _ours(module):
+        return Fix("", f"Import from the public API (tf.*, tf.keras.*) instead: `{module}` is "
+                       f"not a public module in any TensorFlow {kb.versions[0]}–{kb.newest} "
+                       f"(internal code, or TensorFlow 1.x)", [], module)
     return None
 
 

@@ -8,6 +8,8 @@ import random
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 CLASSES = 40
 
@@ -168,3 +170,28 @@ def test_a_name_imported_from_a_private_package_gets_its_public_name(shipped_kb)
         assert a["fix"].startswith("Import `tf.") and short in named, (short, mod, a["fix"])
         checked += 1
     assert checked == 30
+
+
+INTERNAL = ["tensorflow.python.keras.utils.generic_utils", "keras.engine.topology",
+            "tensorflow.examples.tutorials", "keras.src.saving.legacy", "tf_keras.src.engine"]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(INTERNAL), st.from_regex(r"zq[a-z]{3,8}(_[a-z]{2,6})?", fullmatch=True),
+       st.booleans())
+def test_internal_paths_are_said_internal_and_other_packages_left_alone(shipped_kb, mod, name,
+                                                                        theirs):
+    """A TensorFlow/Keras internal path no release has public: said so, with the versions to
+    compare; another package's path (sklearn) gets no TensorFlow fix made up."""
+    if theirs:
+        mod = "sklearn" + mod[mod.index("."):]
+    for line in (f"AttributeError: module '{mod}' has no attribute '{name}'",
+                 f"ImportError: cannot import name '{name}' from '{mod}'",
+                 f"ModuleNotFoundError: No module named '{mod}.{name}'"):
+        fix = shipped_kb.ask(line).get("fix") or ""
+        if theirs:
+            assert not fix, (line, fix)
+        else:
+            assert "not a public module in any TensorFlow" in fix or \
+                "is not public TensorFlow API in any release" in fix, (line, fix)
