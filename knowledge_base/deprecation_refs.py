@@ -60,15 +60,16 @@ class NameTable:
         return min(names, key=key) if names else None
 
 
-def references(text: str) -> Iterator[str]:
+def references(text: str, words: bool = True) -> Iterator[str]:
     """Dotted names the text may mean, in reading order: quoted code first (what the notice
-    marks as code), then code-looking tokens and "use X" words outside quotes."""
+    marks as code), then code-looking tokens and (``words``) "use X" words outside quotes."""
     text = _URL.sub(" ", text)
     for quoted in _QUOTED.findall(text):
         yield from _CHAIN.findall(quoted)
     plain = _QUOTED.sub(" ", text)
     found = [(m.start(), m.group(1)) for m in _CODE.finditer(plain)]
-    found += [(m.start(1), m.group(1)) for m in _USE_WORD.finditer(plain)]
+    if words:
+        found += [(m.start(1), m.group(1)) for m in _USE_WORD.finditer(plain)]
     for _, _, token in sorted((pos, -len(t), t) for pos, t in found):  # longest first
         yield token
 

@@ -89,8 +89,19 @@ def fix(kb: KB, pasted: Pasted) -> Fix | None:
         if found is not None:
             found.family = fam.id
             return found
+        break
+    return _advice(kb, pasted)
+
+
+def _advice(kb: KB, pasted: Pasted) -> Fix | None:
+    """No family answers: the message's own advice, when it names public symbols."""
+    from knowledge_base.qa.advised import advised
+    names = advised(kb, straight(pasted.message), public_module)
+    if not names:
         return None
-    return None
+    sym = kb.symbol(names[0])
+    return Fix("advised", f"Use `{names[0]}` (TensorFlow {kb.availability(sym)}), as the error "
+                          f"itself advises", names, names[0])
 
 
 # -- names and modules -------------------------------------------------------------------------
@@ -130,10 +141,18 @@ def _about(kb: KB, full: str) -> Fix | None:
                            f"{sym['deprecated_in']} (present in {kb.availability(sym)})"
                            f"{_gone_too(kb, repl)}", [repl, full], full)
         if removed is None:
-            since = (f"Use TensorFlow {sym['first']} or later"
-                     if sym["first"] != kb.versions[0] else "Check which TensorFlow runs your code")
-            return Fix("", f"{since} (print tf.__version__): `{full}` exists in TensorFlow "
-                           f"{kb.availability(sym)}", [full], full)
+            if sym["first"] != kb.versions[0]:
+                return Fix("", f"Use TensorFlow {sym['first']} or later (print tf.__version__): "
+                               f"`{full}` exists in TensorFlow {kb.availability(sym)}", [full], full)
+            # In every release, yet the user's import fails: a standalone Keras whose layout
+            # differs; the object's other public name is the import that works there.
+            other = _other_name(kb, sym, full)
+            check = (f"check which TensorFlow runs your code (print tf.__version__): `{full}` "
+                     f"exists in TensorFlow {kb.availability(sym)}")
+            if other:
+                return Fix("", f"Import it as `{other[0]}` (TensorFlow {other[1]}) or {check}",
+                           [other[0], full], full)
+            return Fix("", check[0].upper() + check[1:], [full], full)
         keras = _keras_note(kb, sym, removed)
         dep = _last_deprecation(kb, sym)
         moved = _members_moved(kb, full, kb.ord_of(removed))
@@ -180,6 +199,20 @@ def _about(kb: KB, full: str) -> Fix | None:
         return Fix("", f"`{old}` is gone since TensorFlow 2.0: {note}".rstrip(": "),
                    _mentioned(kb, note), full)
     return None
+
+
+def _other_name(kb: KB, sym: dict, full: str) -> tuple[str, str] | None:
+    """Another public name of the same object, present now, in another module."""
+    if not sym["object"]:
+        return None
+    rows = kb.db.execute("SELECT name FROM symbols WHERE object = ? AND name != ? AND "
+                         "removed_in IS NULL AND name NOT LIKE 'tf.compat.%'",
+                         (sym["object"], full)).fetchall()
+    home = full.rpartition(".")[0]
+    names = sorted((r[0] for r in rows if r[0].rpartition(".")[0] != home), key=canonical_rank)
+    if not names:
+        return None
+    return names[0], kb.availability(kb.symbol(names[0]))
 
 
 def _gone_too(kb: KB, repl: str) -> str:

@@ -211,3 +211,30 @@ def test_a_removed_module_is_answered_with_where_its_contents_went(shipped_kb):
         assert a["fix"].startswith(f"Import from `{home}`: `{mod}` was removed"), (mod, a["fix"])
         checked += 1
     assert checked >= 5, checked
+
+
+@pytest.mark.slow
+def test_a_name_in_every_release_gets_its_other_public_name(shipped_kb):
+    """An import of a name every release has fails only where the package's layout differs
+    (a standalone Keras: `keras.preprocessing.sequence.pad_sequences`): the fix imports the
+    object's other public name, present now in another module. Generated from the KB."""
+    import random
+    kb = shipped_kb.kb
+    rows = kb.db.execute(
+        "SELECT a.name, b.name FROM symbols a JOIN symbols b ON a.object = b.object AND "
+        "a.name != b.name WHERE a.kind IN ('class', 'function') AND a.first = ? AND "
+        "a.removed_in IS NULL AND b.removed_in IS NULL AND a.name LIKE 'tf.keras.%' AND "
+        "b.name NOT LIKE 'tf.compat.%' AND a.name NOT LIKE 'tf.compat.%'",
+        (kb.versions[0],)).fetchall()
+    names = sorted({a for a, b in rows
+                    if a.rpartition(".")[0] != b.rpartition(".")[0]})
+    assert len(names) >= 50, len(names)
+    for name in random.Random(7).sample(names, 40):
+        module, _, short = name.rpartition(".")
+        a = shipped_kb.ask(f"ImportError: cannot import name '{short}' from "
+                           f"'{'keras' + module[len('tf.keras'):]}'")
+        other = a["fix"].split("Import it as `")[1].split("`")[0]
+        assert other != name and other.rpartition(".")[0] != module, a["fix"]
+        assert kb.symbol(other)["object"] == kb.symbol(name)["object"], a["fix"]
+        assert kb.symbol(other)["removed_in"] is None
+        assert a["results"][0]["name"] == other, (a["fix"], a["results"][0]["name"])
