@@ -3,12 +3,16 @@
 Run as the job user by the sandbox (``python -I -S launch.py PROCS.json``): starts every
 process with its own environment, prefixes each output line with the process's rank
 (``[0] ...``), and when one fails stops the others (they would wait for it forever) and exits
-with its status. Output is read in chunks, so a line without end cannot fill this process.
+with its status. A process's line reaches the log whole: two workers printing at once never
+mix inside a line (``print("workers", n)`` unbuffered is three writes). A line ends at "\n" or
+at "\r" (progress bars redraw with it, and must show while they run); a longer piece than
+CHUNK without either is written as a line of its own, so no output can fill this process.
 
 Usage: python launch.py PROCS.json
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +20,32 @@ import threading
 import time
 
 CHUNK = 65536
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)")
+
+
+class Lines:
+    """One process's output as whole prefixed lines: what ``feed`` returns ends a line."""
+
+    def __init__(self, prefix):
+        self.prefix = prefix
+        self.pending = b""
+
+    def feed(self, data):
+        data = self.pending + data
+        # A final "\r" may be the first half of "\r\n": it waits for the next read.
+        seen = data[:-1] if data.endswith(b"\r") else data
+        end = max(seen.rfind(b"\n"), seen.rfind(b"\r")) + 1
+        whole, self.pending = data[:end], data[end:]
+        if len(self.pending) > CHUNK:
+            whole, self.pending = whole + self.pending + b"\n", b""
+        return self._prefixed(whole)
+
+    def close(self):
+        rest, self.pending = self.pending, b""
+        return self._prefixed(rest if rest.endswith(b"\r") else rest + b"\n") if rest else b""
+
+    def _prefixed(self, whole):
+        return b"".join(self.prefix + line for line in _LINE.findall(whole))
 
 
 def main(path):
@@ -28,20 +58,14 @@ def main(path):
              for p in plan["procs"]]
 
     def pump(proc, prefix):
-        at_start = True
+        lines = Lines(prefix)
         fd = proc.stdout.fileno()
         while data := os.read(fd, CHUNK):
-            lines = data.split(b"\n")
-            chunk = bytearray()
-            for i, part in enumerate(lines):
-                if at_start and (part or i < len(lines) - 1):
-                    chunk += prefix
-                chunk += part
-                if i < len(lines) - 1:
-                    chunk += b"\n"
-                    at_start = True
-                elif part:
-                    at_start = False
+            write(lines.feed(data))
+        write(lines.close())
+
+    def write(chunk):
+        if chunk:
             with lock:
                 out.write(chunk)
                 out.flush()
