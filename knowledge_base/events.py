@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from typing import TYPE_CHECKING, Callable
 
 from knowledge_base.names import canonical_rank
-from knowledge_base.records import METHOD, PROPERTY, RAISES
+from knowledge_base.records import METHOD, MODULE, PROPERTY, RAISES
 from knowledge_base.signatures import describe_signature_change, signature_change
 
 if TYPE_CHECKING:  # the builder imports this module
@@ -72,10 +73,13 @@ class History:
         self.events: list[tuple] = []
         self.span_rows: list[tuple] = []
         self.moved_to: dict[str, tuple[str, int]] = {}  # old name -> (new name, release ord)
+        self._modules_removed: list[tuple[str, int, int]] = []  # (name, symbol, ord)
+        self._gone: Counter = Counter()  # (module, ord) -> its non-member names removed then
         for count, n in enumerate(r.names):
             if progress and count % 5000 == 0:
                 progress("building KB: symbols", count, len(r.names))
             self._symbol(n)
+        self._module_moves()
         # "moved from" on the receiving side, once all removals are known.
         for old, (new, o) in self.moved_to.items():
             if new in r.ids:
@@ -91,6 +95,27 @@ class History:
                 self.last_notice[e[0]] = e[4]
             elif e[3] in ("undeprecated", "added"):
                 self.deprecated.pop(e[0], None)
+
+    def _module_moves(self) -> None:
+        """A removed module moved where most of its contents went
+        (keras.layers.experimental.preprocessing -> keras.layers, mixed_precision.experimental
+        -> mixed_precision): the home of at least half of what it held when it went, else
+        nowhere. Known only once every name's removal is."""
+        homes: dict[tuple[str, int], Counter] = {}
+        for old, (new, o) in self.moved_to.items():
+            homes.setdefault((old.rpartition(".")[0], o), Counter())[new.rpartition(".")[0]] += 1
+        at = {(e[0], e[1]): i for i, e in enumerate(self.events) if e[3] == "removed"}
+        for name, sid, o in self._modules_removed:
+            if not self._gone[(name, o)]:
+                continue  # nothing went with it: an alias module, kept by its object
+            target, count = (homes.get((name, o)) or Counter({"": 0})).most_common(1)[0]
+            if 2 * count >= self._gone[(name, o)]:
+                self.moved_to[name] = (target, o)
+                event = ("removed", f"removed; moved to `{target}`", json.dumps({"to": target}))
+            else:  # even a module of the same object: what it held did not go there
+                self.moved_to.pop(name, None)
+                event = ("removed", "removed", None)
+            self.events[at[(sid, o)]] = (sid, o, self.r.versions[o]) + event
 
     def _symbol(self, n: str) -> None:
         r, events, versions = self.r, self.events, self.r.versions
@@ -117,6 +142,10 @@ class History:
     def _removed(self, sid: int, span: Span, name: str) -> tuple:
         r, moved_to = self.r, self.moved_to
         o = span.last + 1
+        if span.kind == MODULE:
+            self._modules_removed.append((name, sid, o))
+        if span.kind not in (METHOD, PROPERTY):
+            self._gone[(name.rpartition(".")[0], o)] += 1
         target = None
         if span.kind in (METHOD, PROPERTY):
             # A member moves only with its class; inherited members of a removed subclass are

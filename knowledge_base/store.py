@@ -48,8 +48,9 @@ from knowledge_base import links
 from knowledge_base.errors import KBError
 from knowledge_base.records import RAISES
 
-FORMAT_VERSION = "6"  # 3: popularity and vectors; 4: MiniLM vectors; 5: two vector views;
-# 6: replacements read from deprecation notices in every spelling (deprecation_refs.py)
+FORMAT_VERSION = "7"  # 3: popularity and vectors; 4: MiniLM vectors; 5: two vector views;
+# 6: replacements read from deprecation notices in every spelling (deprecation_refs.py);
+# 7: a removed module moved where most of its contents went (events.History._module_moves)
 
 SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);

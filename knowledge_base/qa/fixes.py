@@ -163,7 +163,7 @@ def _about(kb: KB, full: str) -> Fix | None:
             shown = ", ".join(f"{a} → {b}" for a, b in moved[:3])
             return Fix("", f"Import from `{home}`: `{full}` was removed in TensorFlow {removed}"
                            f"{keras}; what it held moved: {shown}",
-                       [b for _, b in moved][:MAX_NAMES] + [full], full)
+                       [home] + [b for _, b in moved][:MAX_NAMES - 1] + [full], full)
         if repl:
             text = f"Use `{repl}`: `{full}` was removed in TensorFlow {removed}{keras}" + (
                 f". {' '.join(dep.split())}" if dep else "")

@@ -75,3 +75,25 @@ def test_diff_215_216_keras(kb):
     assert d["counts"]["removed"] + d["counts"]["moved"] > 0 and d["counts"]["added"] > 0
     d = kb.diff("2.15", "2.16")
     assert "tf.estimator" in d["removed"]
+
+
+def test_a_removed_module_moved_where_its_contents_went(kb):
+    """Every removed module the KB says moved: at least half of the names it held when it
+    went are now under that module (mixed_precision.experimental -> mixed_precision, never
+    the dtensor.experimental a last name part alone would pick). Checked over all of them."""
+    db = kb.kb.db
+    mods = db.execute("SELECT s.name, s.removed_in, json_extract(e.data, '$.to') FROM symbols "
+                      "s JOIN events e ON e.symbol_id = s.id AND e.kind = 'removed' AND "
+                      "e.release = s.removed_in WHERE s.kind = 'module' AND e.data IS NOT "
+                      "NULL").fetchall()
+    assert len(mods) >= 8
+    for name, removed, repl in mods:
+        held = db.execute("SELECT name, replacement FROM symbols WHERE parent = ? AND "
+                          "removed_in = ? AND kind NOT IN ('method', 'property')",
+                          (name, removed)).fetchall()
+        there = [n for n, r in held if r and r.rpartition(".")[0] == repl]
+        assert 2 * len(there) >= len(held), (name, repl, len(there), len(held))
+    assert sym(kb, "tf.keras.mixed_precision.experimental")["replacement"] == \
+        "tf.keras.mixed_precision"
+    assert sym(kb, "tf.keras.layers.experimental.preprocessing")["replacement"] == \
+        "tf.keras.layers"
