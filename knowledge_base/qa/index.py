@@ -141,7 +141,14 @@ class QuestionIndex:
                 # The ranker's score is unbounded: squashed into (0, 1) like the name scores,
                 # which for a name-like query here are all weak ones.
                 hits.add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
-        return hits.ranked(limit)
+        ranked = hits.ranked(limit)
+        if not nameish:
+            from knowledge_base.qa import history_asked
+            # "when was fit_generator removed": the symbol named answers, not its neighbours.
+            first = history_asked.first(self, q)
+            named = {h.id for h in first}
+            ranked = (first + [h for h in ranked if h.id not in named])[:limit]
+        return ranked
 
     def resolve(self, name: str) -> Hit | None:
         """The one symbol a name means (for history): exact, spellings, legacy names, then
