@@ -3,6 +3,7 @@ reaches it whole, with that process's prefix, however the writes were cut and ho
 processes' writes fell together (the CI failure this guards: "[0] workers[1] workers 2")."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -13,8 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "runners"))
-import launch  # noqa: E402  (stdlib-only script, run inside the sandbox by path)
+LAUNCH = ROOT / "runners" / "launch.py"
+# A stdlib-only script the sandbox runs by path: loaded from its file, so that runners/ never
+# goes on sys.path (its kubernetes/ would shadow the kubernetes client for every test).
+_spec = importlib.util.spec_from_file_location("tfdesk_launch_script", LAUNCH)
+launch = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(launch)
 
 BODY = st.text(alphabet=st.characters(blacklist_characters="\r\n", codec="utf-8"), max_size=30)
 LINE = st.tuples(BODY, st.sampled_from(["\n", "\r\n", "\r"])).map("".join)
@@ -70,7 +75,7 @@ def test_two_processes_printing_at_once_never_mix_a_line(tmp_path):
     plan = tmp_path / "procs.json"
     plan.write_text(json.dumps({"procs": [
         {"argv": [sys.executable, "-c", WORKER], "env": {}} for _ in range(2)]}))
-    out = subprocess.run([sys.executable, "-I", "-S", str(ROOT / "runners" / "launch.py"),
+    out = subprocess.run([sys.executable, "-I", "-S", str(LAUNCH),
                           str(plan)], capture_output=True, timeout=60)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.decode().splitlines()
