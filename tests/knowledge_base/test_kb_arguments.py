@@ -1,6 +1,7 @@
 """A question that says one of a candidate's keywords is noticed (knowledge_base/qa/arguments.py),
 checked against Python's own parser of signatures and on generated keywords and questions."""
 import string
+from keyword import iskeyword
 
 from hypothesis import given, settings, strategies as st
 
@@ -8,7 +9,9 @@ from knowledge_base.qa import arguments
 from knowledge_base.signatures import parse_params
 
 word = st.text(string.ascii_lowercase, min_size=2, max_size=8)
-keyword = st.lists(word, min_size=1, max_size=4).map("_".join)
+# A parameter's name: never a Python keyword ("else" is no signature's).
+keyword = st.lists(word, min_size=1, max_size=4).map("_".join).filter(
+    lambda w: not iskeyword(w))
 filler = st.lists(st.sampled_from(["how", "does", "the", "in", "keras", "work", "layer", "my"]),
                   max_size=5)
 
