@@ -27,6 +27,7 @@ from runners.local import LocalBackend, paths, pid_alive, proc_start_time
 from runners.metrics import MetricReader
 from runners.models import (CANCELLED, FAILED, QUEUED, RUNNING, STARTING, TERMINAL,
                             WAITING_GPU, Event, Job, JobError)
+from runners.announcing import Announcing
 from runners.observing import Observing
 from runners.reattach import Reattaching
 from runners.specs import JobSpec, as_mapping
@@ -60,7 +61,7 @@ class EngineConfig:
 Subscriber = Callable[[Event], None]
 
 
-class Engine(Observing, Reattaching):
+class Engine(Observing, Reattaching, Announcing):
     def __init__(self, config: EngineConfig):
         load_kinds()  # the built-in job kinds, registered once
         self.config = config
@@ -76,6 +77,10 @@ class Engine(Observing, Reattaching):
         self._subs: dict[int, tuple[Subscriber, str | None]] = {}
         self._sub_ids = itertools.count(1)
         self._events: queue.Queue = queue.Queue()
+        # Jobs this engine is ending whose end its subscribers have not all seen yet: wait()
+        # returns only once they have (the catalog has registered a training's model by then).
+        self._announcing: set[str] = set()
+        self._announced = threading.Condition(threading.Lock())
         self._readers: dict[str, MetricReader] = {}
         self._followers: dict[str, threading.Thread] = {}
         self._lock = threading.RLock()
@@ -236,10 +241,12 @@ class Engine(Observing, Reattaching):
         self.store.request_cancel(job_id)
         if job.state in (QUEUED, WAITING_GPU):  # nothing runs: it only stops waiting
             why = "before it started" if job.state == QUEUED else "while it waited for a GPU"
+            self._announcing_end(job_id)
             ev = self.store.transition(job_id, CANCELLED, f"cancelled {why}", strict=False)
             if ev:
                 self._publish(ev)
                 return self.store.get(job_id)
+            self._end_announced(job_id)
             job = self.store.get(job_id)  # it started meanwhile: cancel the running job
         self._publish(Event(job_id, "info", "cancel requested", ts=time.time()))
         seen = self.backend(job.backend).cancel(job)
@@ -282,6 +289,7 @@ class Engine(Observing, Reattaching):
                 self._end_unreadable(job_id, str(exc))
                 return self.store.get(job_id, strict=False)
             if job.state in TERMINAL:
+                self._await_announced(job_id, end)
                 return job
             followed = job_id in self._followers and self._followers[job_id].is_alive()
             if not followed and job.state == RUNNING:
@@ -451,6 +459,8 @@ class Engine(Observing, Reattaching):
                     cb(ev)
                 except Exception:  # noqa: BLE001 - one bad subscriber must not stop the others
                     log.exception("job event subscriber %s failed", token)
+            if ev.type == "state" and ev.data.get("state") in TERMINAL:
+                self._end_announced(ev.job_id)
 
     # -- backends --------------------------------------------------------------------------------
     def settings(self, backend: str) -> dict[str, Any]:

@@ -127,8 +127,11 @@ class Observing:
         # Under the scheduler's lock: the slot this frees is taken (and announced) only after
         # this end is announced, so subscribers never see more jobs running than the pool has.
         with self._lock:
+            self._announcing_end(job.id)
             ev = self.store.transition(job.id, state, reason, data, strict=False)
             if ev:
                 self._publish(ev)
+            else:
+                self._end_announced(job.id)
         self._readers.pop(job.id, None)
         self._wake.set()

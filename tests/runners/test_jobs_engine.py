@@ -313,3 +313,31 @@ model.fit(np.zeros((8, 4)), np.zeros((8, 1)), epochs=2)
     assert "horovodrun --gloo -np 2 -H localhost:2" in plan["text"]
     plan = engine.dry_run("train", {"script_source": source, "workers": 2, "convert": "tf-distribute"})
     assert plan["spec"].launcher == "tf-distribute" and len(plan["commands"]) == 2
+
+
+@pytest.mark.parametrize("end", ["succeeded", "failed", "cancelled"])
+def test_wait_returns_once_every_subscriber_has_seen_the_end(engine, tmp_path, end):
+    """A subscriber that acts on a job's end (the catalog registering a training's model)
+    has done so when wait() returns: `train --wait` never says "registered" before it is.
+    The subscriber is made slow, so a wait that returned on the stored state alone fails."""
+    seen: list[str] = []
+
+    def slow(ev):
+        if ev.type == "state" and ev.data.get("state") in ("succeeded", "failed", "cancelled"):
+            time.sleep(0.5)
+            seen.append(ev.data["state"])
+
+    engine.subscribe(slow)
+    code = {"succeeded": "print('ok')\n", "failed": "raise SystemExit(3)\n",
+            "cancelled": "import time\ntime.sleep(30)\n"}[end]
+    script = write(tmp_path / "job.py", code)
+    job = engine.submit("train", {"script_path": str(script), "epochs": 1})
+    if end == "cancelled":
+        deadline = time.monotonic() + 20
+        while engine.get(job.id).state != "running" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        job = engine.cancel(job.id)
+    else:
+        job = engine.wait(job.id, timeout=30)
+    assert job.state == end, job.reason
+    assert seen == [end]
