@@ -375,7 +375,32 @@ def _member_fix(kb: KB, type_name: str, member: str) -> Fix | None:
         found = _about(kb, f"{cls}.{member}")
         if found:
             return found
+    for cls in dict.fromkeys(classes):
+        # A subclass's own member (Sequential.predict_proba on a Functional model): the
+        # code was written for that class; what became of it is the answer.
+        sub = _subclass_member(kb, cls, member)
+        if sub is None:
+            continue
+        found = _about(kb, sub) if kb.symbol(sub)["removed_in"] else None
+        if found:
+            found.text = f"{found.text} (`{cls}` itself never had `{member}`)"
+            return found
+        owner = sub.rpartition(".")[0]
+        return Fix("", f"Use a `{owner}` for `{member}`: it is a member of `{owner}` (TensorFlow "
+                       f"{kb.availability(kb.symbol(sub))}), a subclass of `{cls}`, which never "
+                       f"had it", [sub, owner], f"{cls}.{member}")
     return _unknown_member(kb, list(dict.fromkeys(classes)), member) if classes else None
+
+
+def _subclass_member(kb: KB, cls: str, member: str) -> str | None:
+    """``member`` of a public subclass of ``cls`` (one whose inherited members are cls's)."""
+    esc = cls.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = kb.db.execute(
+        "SELECT m.name FROM symbols m WHERE m.short = ? AND m.parent IN (SELECT DISTINCT "
+        "parent FROM symbols WHERE canonical LIKE ? ESCAPE '\\' AND parent != ?)",
+        (member, esc + ".%", cls)).fetchall()
+    names = sorted((r[0] for r in rows), key=canonical_rank)
+    return names[0] if names else None
 
 
 def _near_members(kb: KB, cls: str, member: str) -> list[tuple[str, float]]:

@@ -195,3 +195,50 @@ def test_internal_paths_are_said_internal_and_other_packages_left_alone(shipped_
         else:
             assert "not a public module in any TensorFlow" in fix or \
                 "is not public TensorFlow API in any release" in fix, (line, fix)
+
+
+@pytest.mark.slow
+def test_a_subclass_member_asked_of_its_base_names_the_subclass(shipped_kb):
+    """`'Functional' object has no attribute 'predict_proba'`: the base class never had the
+    member, a public subclass did (Sequential.predict_proba, removed in 2.6): the answer says
+    what became of the subclass's member, or, when it is present, that it is the subclass's.
+    Generated from the KB: every (base, subclass member) pair its inheritance shows."""
+    kb = shipped_kb.kb
+    rows = kb.db.execute("SELECT name, parent, canonical, kind, short FROM symbols").fetchall()
+    classes = {n for n, _, _, kind, _ in rows if kind == "class"}
+    members: dict[str, set[str]] = {}
+    subclasses: dict[str, set[str]] = {}  # base -> classes that inherit members from it
+    by_short: dict[str, list[str]] = {}
+    for name, parent, canonical, kind, short in rows:
+        if kind == "class":
+            by_short.setdefault(short, []).append(name)
+        if parent and kind in ("method", "property"):
+            members.setdefault(parent, set()).add(short)
+            base = (canonical or "").rpartition(".")[0]
+            if base != parent and base in classes:
+                subclasses.setdefault(base, set()).add(parent)
+    cases = []
+    for base, subs in subclasses.items():
+        if not base.startswith("tf.keras.") or ".compat." in base:
+            continue
+        short = base.rpartition(".")[2]
+        for sub in subs:
+            if ".compat." in sub:
+                continue
+            for member in members.get(sub, ()):
+                if member.startswith("_") or any(member in members.get(c, ())
+                                                 for c in by_short.get(short, ())):
+                    continue  # some class of that name has it: answered as its own member
+                cases.append((base, member))
+    cases = random.Random(9).sample(sorted(set(cases)), min(40, len(set(cases))))
+    assert len(cases) >= 10, len(cases)
+    for base, member in cases:
+        a = shipped_kb.ask(_error(base, member))
+        fix = a["fix"]
+        # The message gives the short name only: the base may be said as another class of
+        # that name (tf.keras.Layer for tf.keras.layers.Layer).
+        short = base.rpartition(".")[2]
+        assert re.search(rf"`[\w.]*\.{short}` itself never had `{member}`|a subclass of "
+                         rf"`[\w.]*\.{short}`, which never had it", fix), (base, member, fix)
+        assert any(r["name"].endswith("." + member) or r["match"] == "fix"
+                   for r in a["results"][:3]), (base, member, a["results"][:3])
