@@ -9,24 +9,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from knowledge_base.names import canonical_rank
+from knowledge_base.qa.fix_parts import MAX_NAMES, Fix, keras_note as _keras_note
+from knowledge_base.qa.fix_parts import popularity as _popularity
+from knowledge_base.qa.keyword_fixes import keyword_fix
 from knowledge_base.qa.pasted import Pasted, straight
 from knowledge_base.store import KB
 
 RULES = Path(__file__).parent / "data" / "error_families.yaml"
-MAX_NAMES = 5
-
-
-@dataclass
-class Fix:
-    family: str
-    text: str                                     # what to do, in words, with the release
-    names: list[str] = field(default_factory=list)  # KB symbols that carry the fix, best first
-    asked: str = ""                               # the name or keyword the error is about
 
 
 @dataclass
@@ -84,7 +78,6 @@ def fix(kb: KB, pasted: Pasted) -> Fix | None:
         elif fam.answer == "member":
             found = _member_fix(kb, g["type"], g["name"])
         elif fam.answer == "keyword":
-            from knowledge_base.qa.keyword_fixes import keyword_fix  # it imports this module
             found = keyword_fix(kb, g["keyword"], g.get("callable"), pasted, fam.keras)
         if found is not None:
             found.family = fam.id
@@ -105,14 +98,6 @@ def _advice(kb: KB, pasted: Pasted) -> Fix | None:
 
 
 # -- names and modules -------------------------------------------------------------------------
-
-def _keras_note(kb: KB, sym: dict, release: str | None) -> str:
-    if not release or not sym["name"].startswith("tf.keras"):
-        return ""
-    o = kb.ord_of(release)
-    switch = kb.keras_switch(o - 1, o) if o > 0 else None
-    return f" ({switch['to'].split(' (')[0]})" if switch else ""
-
 
 def _last_deprecation(kb: KB, sym: dict) -> str | None:
     for e in reversed(kb.events(sym["id"])):
@@ -285,15 +270,6 @@ def _by_object(kb: KB, module: str) -> list[str]:
     used = _popularity(kb)
     best = sorted(rows, key=lambda r: (-r[1], -used.get(r[0], 0), canonical_rank(r[0])))
     return [r[0] for r in best]
-
-
-def _popularity(kb: KB) -> dict[str, int]:
-    """name -> how many guide files use it (0 when the KB has no such table)."""
-    try:
-        return dict(kb.db.execute("SELECT s.name, p.refs FROM popularity p JOIN symbols s "
-                                  "ON s.id = p.id"))
-    except Exception:  # noqa: BLE001 - an older KB without the table
-        return {}
 
 
 def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from knowledge_base.names import canonical_rank
 from knowledge_base.qa import params
-from knowledge_base.qa.fixes import Fix, _keras_note, _popularity
+from knowledge_base.qa.fix_parts import Fix, keras_note as _keras_note
+from knowledge_base.qa.fix_parts import popularity as _popularity
 from knowledge_base.qa.pasted import Pasted
 from knowledge_base.store import KB
 
