@@ -222,7 +222,7 @@ class KB:
         params: list = [ord_]
         if module:
             sql += " AND (s.name = ? OR s.name LIKE ? ESCAPE '\\')"
-            params += [module, _like_prefix(module)]
+            params += [module, like_prefix(module)]
         rows = self.db.execute(sql + " ORDER BY s.name", params)
         return [_event(r) for r in rows]
 
@@ -260,7 +260,8 @@ class KB:
         return links.sym_path(sym)
 
 
-def _like_prefix(module: str) -> str:
+def like_prefix(module: str) -> str:
+    """A LIKE pattern (``ESCAPE '\\'``) for every dotted name below ``module``."""
     esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return esc + ".%"
 

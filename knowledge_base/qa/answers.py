@@ -13,7 +13,7 @@ from knowledge_base.names import canonical_rank, clean_query, is_name
 from knowledge_base.qa.answer import Answer
 from knowledge_base.qa.index import QuestionIndex
 from knowledge_base.search import Searcher
-from knowledge_base.store import KB
+from knowledge_base.store import KB, like_prefix
 from knowledge_base.qa import error_answers, pasted
 
 
@@ -348,9 +348,8 @@ class Answers:
                "ON s.id = p.symbol_id WHERE p.first_ord <= ? AND p.last_ord >= ?")
         params: list = [ord_, ord_]
         if module:
-            esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             sql += " AND (s.name = ? OR s.name LIKE ? ESCAPE '\\')"
-            params += [module, esc + ".%"]
+            params += [module, like_prefix(module)]
         return {r[0]: {"signature": r[1], "object": r[2], "deprecation": r[3], "kind": r[4]}
                 for r in self.kb.db.execute(sql, params)}
 

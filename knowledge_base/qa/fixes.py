@@ -18,7 +18,7 @@ from knowledge_base.qa.fix_parts import MAX_NAMES, Fix, keras_note as _keras_not
 from knowledge_base.qa.fix_parts import popularity as _popularity
 from knowledge_base.qa.keyword_fixes import keyword_fix
 from knowledge_base.qa.pasted import Pasted, straight
-from knowledge_base.store import KB
+from knowledge_base.store import KB, like_prefix
 
 RULES = Path(__file__).parent / "data" / "error_families.yaml"
 
@@ -262,11 +262,10 @@ def _same_short(kb: KB, full: str) -> list[str]:
 def _by_object(kb: KB, module: str) -> list[str]:
     """Public names (newest first) of what a Python module path defined: keras.utils.np_utils
     -> tf.keras.utils.to_categorical."""
-    esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = kb.db.execute(
         "SELECT s.name, s.last_ord FROM spans p JOIN symbols s ON s.id = p.symbol_id WHERE "
         "(p.object = ? OR p.object LIKE ? ESCAPE '\\') AND s.kind IN ('class', 'function') "
-        "AND s.name NOT LIKE 'tf.compat.%' GROUP BY s.id", (module, esc + ".%"))
+        "AND s.name NOT LIKE 'tf.compat.%' GROUP BY s.id", (module, like_prefix(module)))
     used = _popularity(kb)
     best = sorted(rows, key=lambda r: (-r[1], -used.get(r[0], 0), canonical_rank(r[0])))
     return [r[0] for r in best]
@@ -313,11 +312,10 @@ def _ours(module: str) -> bool:
 def _defined_under(kb: KB, module: str, name: str) -> list[str]:
     """Public classes and functions called ``name`` whose definition lies anywhere under
     the private ``module``, newest and most used first."""
-    esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = kb.db.execute(
         "SELECT s.name, s.last_ord FROM spans p JOIN symbols s ON s.id = p.symbol_id WHERE "
         "p.object LIKE ? ESCAPE '\\' AND s.short = ? AND s.kind IN ('class', 'function') "
-        "AND s.name NOT LIKE 'tf.compat.%' GROUP BY s.id", (esc + ".%", name))
+        "AND s.name NOT LIKE 'tf.compat.%' GROUP BY s.id", (like_prefix(module), name))
     used = _popularity(kb)
     return [r[0] for r in sorted(rows, key=lambda r: (-r[1], -used.get(r[0], 0),
                                                        canonical_rank(r[0])))]
@@ -357,24 +355,24 @@ def _member_fix(kb: KB, type_name: str, member: str) -> Fix | None:
         sub = _subclass_member(kb, cls, member)
         if sub is None:
             continue
-        found = _about(kb, sub) if kb.symbol(sub)["removed_in"] else None
+        sym = kb.symbol(sub)
+        found = _about(kb, sub) if sym["removed_in"] else None
         if found:
             found.text = f"{found.text} (`{cls}` itself never had `{member}`)"
             return found
         owner = sub.rpartition(".")[0]
         return Fix("", f"Use a `{owner}` for `{member}`: it is a member of `{owner}` (TensorFlow "
-                       f"{kb.availability(kb.symbol(sub))}), a subclass of `{cls}`, which never "
-                       f"had it", [sub, owner], f"{cls}.{member}")
+                       f"{kb.availability(sym)}), a subclass of `{cls}`, which never had it",
+                   [sub, owner], f"{cls}.{member}")
     return _unknown_member(kb, list(dict.fromkeys(classes)), member) if classes else None
 
 
 def _subclass_member(kb: KB, cls: str, member: str) -> str | None:
     """``member`` of a public subclass of ``cls`` (one whose inherited members are cls's)."""
-    esc = cls.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = kb.db.execute(
         "SELECT m.name FROM symbols m WHERE m.short = ? AND m.parent IN (SELECT DISTINCT "
         "parent FROM symbols WHERE canonical LIKE ? ESCAPE '\\' AND parent != ?)",
-        (member, esc + ".%", cls)).fetchall()
+        (member, like_prefix(cls), cls)).fetchall()
     names = sorted((r[0] for r in rows), key=canonical_rank)
     return names[0] if names else None
 
