@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING
 
 from knowledge_base.deprecation_refs import FOREIGN
+from knowledge_base.qa import questions  # loaded already: only questions in words get here
 from knowledge_base.search import Hit
 
 if TYPE_CHECKING:
@@ -37,11 +38,9 @@ _WHEN = re.compile(
 _REPLACE = re.compile(
     r"\b(?:replaces|replaced|replacement|successor|migrat(?:e|ing|ion)|deprecated|removed|"
     r"dropped|no\s+longer|any\s?more|gone|what\s+(?:should|do|can)\s+I\s+use)\b", re.I)
-# A name written as code: dotted, snake_case, CamelCase with two humps or more (CuDNNLSTM
-# too), or called.
-_CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
-                   r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Z]{2,}\w*[a-z]\w*\b|"
-                   r"\b[A-Za-z_]\w*(?=\(\))")
+# A name written as code, as the ranker reads one (questions.CODE), and one that opens with
+# capitals (LSTMCell, GRUCell).
+_CODE = re.compile(questions.CODE.pattern + r"|\b[A-Z]{2,}\w*[a-z]\w*\b")
 BY_NAME = ("exact", "alias", "legacy", "inherited", "short", "suffix")
 
 

@@ -32,7 +32,7 @@ RANKER = Path(__file__).parent / "data" / "ranker.txt"       # tools/train_ranki
 RANKING = Path(__file__).parent / "data" / "ranking.yaml"    # ... and says how it was fitted
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # A token written as code: dotted, snake_case, CamelCase with two humps or more, or called.
-_CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
+CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
                    r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Za-z_]\w*(?=\(\))")
 # Names from NumPy, PyTorch and friends often mirror TensorFlow's (np.roll, np.linalg.inv).
 FOREIGN = ("np.", "numpy.", "torch.", "jnp.", "jax.numpy.", "scipy.", "pd.")
@@ -382,7 +382,7 @@ def mentioned_names(ix: QuestionIndex, q: str) -> set[int]:
     def add(sid: int, score: float, how: str, note: str = "", prior_weight: float = 0.0):
         if how != "fuzzy" and score >= 0.8:
             out.add(sid)
-    for token in dict.fromkeys(_CODE.findall(q)):
+    for token in dict.fromkeys(CODE.findall(q)):
         token = token.rstrip(".")
         foreign = next((p for p in FOREIGN if token.startswith(p)), None)
         ix.lookup.match_name(token[len(foreign):] if foreign else token, add)
