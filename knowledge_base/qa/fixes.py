@@ -16,8 +16,10 @@ from pathlib import Path
 from knowledge_base.names import canonical_rank
 from knowledge_base.qa.fix_parts import MAX_NAMES, Fix, keras_note as _keras_note
 from knowledge_base.qa.fix_parts import popularity as _popularity
+from knowledge_base.qa import tf1_fixes
 from knowledge_base.qa.keyword_fixes import keyword_fix
 from knowledge_base.qa.pasted import Pasted, straight
+from knowledge_base.qa.tf1_fixes import tf1_fix
 from knowledge_base.store import KB, like_prefix
 
 RULES = Path(__file__).parent / "data" / "error_families.yaml"
@@ -176,11 +178,7 @@ def _about(kb: KB, full: str) -> Fix | None:
     if renamed is not None:
         old, new, note = renamed
         if new:
-            text = (f"Use `{new}`: `{old}` is TensorFlow 1 API, not in TensorFlow 2 "
-                    f"(since 2.0)")
-            if new.startswith("tf.compat.v1"):
-                text += "; tf.compat.v1 keeps TF1 behaviour, TF 2 code is eager (tf.function)"
-            return Fix("", text + (f". {note}" if note else ""), [new], full)
+            return tf1_fix(kb, old, new, note, asked=full)
         return Fix("", f"`{old}` is gone since TensorFlow 2.0: {note}".rstrip(": "),
                    _mentioned(kb, note), full)
     return None
@@ -285,6 +283,10 @@ def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | No
             return Fix("", f"Import `{owned[0]}`: `{mod}.{name}` is not public API; what it "
                            f"defined is public as {', '.join(owned[:3])}", owned[:MAX_NAMES],
                        f"{mod}.{name}")
+        if public is not None and tf1_fixes.public_module(kb, public):
+            # tensorflow, tensorflow.keras: public, so the name is TF1's, elsewhere or
+            # misspelt; never "internal code".
+            return tf1_fixes.not_in_module(kb, public, name)
         under = _defined_under(kb, mod, name) if mod else []
         if under:  # keras.layers.normalization.BatchNormalization: defined a level deeper
             return Fix("", f"Import `{under[0]}`: `{mod}` is private code whose layout "
