@@ -183,6 +183,42 @@ def name_cases(kb, py: dict[str, str]) -> list[Case]:
     return out
 
 
+def misplaced_cases(kb, py: dict[str, str]) -> list[Case]:
+    """Names asked of a public module that never had them: a TF1 module (tf.python_io: what
+    tf.compat.v1 keeps, or where what it held went), and a class or function whose short
+    name is one object's, asked of tf (tf.AdamOptimizer, from tensorflow import Adam)."""
+    out = []
+    olds = [r[0] for r in kb.db.execute("SELECT old FROM renames WHERE old LIKE 'tf.%' AND "
+                                        "old NOT LIKE 'tf.compat.%'")]
+    modules = {o.rsplit(".", 1)[0] for o in olds if o.count(".") >= 2}
+    for mod in sorted(m for m in modules if kb.symbol(m) is None):
+        v1 = kb.symbol("tf.compat.v1." + mod[3:])
+        if v1 is None or v1["kind"] != "module":
+            continue
+        parent, _, leaf = mod.rpartition(".")
+        if kb.symbol(parent) is None:
+            continue
+        news = [r[0] for r in kb.db.execute("SELECT new FROM renames WHERE old LIKE ? AND new "
+                                            "IS NOT NULL", (mod + ".%",))]
+        homes = [n.rpartition(".")[0] for n in news if not n.startswith("tf.compat.")]
+        expect = [v1["name"]] + [h for h in set(homes) if 2 * homes.count(h) >= len(news)]
+        out.append(Case(f"tf1mod:{mod}", "misplaced", py["module_attr"].format(
+            module=python_module(parent, 2), name=leaf), f"w = {mod}.X(...)", expect))
+    rows = kb.db.execute(
+        "SELECT short, min(name) FROM symbols WHERE kind IN ('class', 'function') AND name "
+        "NOT LIKE 'tf.raw_ops.%' AND short NOT IN (SELECT short FROM symbols WHERE parent = "
+        "'tf' OR kind = 'module') GROUP BY short HAVING count(DISTINCT object) = 1")
+    for short, name in rows:
+        if kb.db.execute("SELECT 1 FROM renames WHERE old = ?", (f"tf.{short}",)).fetchone():
+            continue
+        line = (py["module_attr"].format(module="tensorflow", name=short)
+                if len(short) % 2 else py["cannot_import"].format(
+                    name=short, module="tensorflow",
+                    path="/usr/lib/python3/site-packages/tensorflow/__init__.py"))
+        out.append(Case(f"misplaced:{short}", "misplaced", line, f"v = tf.{short}(x)", [name]))
+    return out
+
+
 def method_cases(kb, py: dict[str, str]) -> list[Case]:
     from knowledge_base.qa.fixes import _last_deprecation, _mentioned
     out = []
@@ -266,7 +302,8 @@ def generate(kb, keras_roots: list[Path], per_family: int = 60, seed: int = 27) 
         if root.exists():
             for k, v in keras_templates(root).items():
                 keras.setdefault(k, v)
-    pool = name_cases(kb, py) + method_cases(kb, py) + keyword_cases(kb, py, keras)
+    pool = (name_cases(kb, py) + misplaced_cases(kb, py) + method_cases(kb, py)
+            + keyword_cases(kb, py, keras))
     rng = random.Random(seed)
     by_family: dict[str, list[Case]] = {}
     for c in pool:
