@@ -270,8 +270,9 @@ def _by_object(kb: KB, module: str) -> list[str]:
 
 
 def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | None:
-    modules = [module] if module else [c.rpartition(".")[0] for c in pasted.calls()
-                                       if c.endswith(name)] or ["tensorflow"]
+    calls = [c.rpartition(".")[0] for c in pasted.calls() if c.endswith(name)]
+    modules = [module] if module else calls or ["tensorflow"]
+    guessed = not module and not calls  # Python 2's "'module' object": tensorflow, a guess
     for mod in modules:
         public = public_module(mod) if mod else None
         if public is not None:
@@ -286,7 +287,9 @@ def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | No
         if public is not None and tf1_fixes.public_module(kb, public):
             # tensorflow, tensorflow.keras: public, so the name is TF1's, elsewhere or
             # misspelt; never "internal code".
-            return tf1_fixes.not_in_module(kb, public, name)
+            found = tf1_fixes.not_in_module(kb, public, name, guessed)
+            if found is not None or guessed:
+                return found
         under = _defined_under(kb, mod, name) if mod else []
         if under:  # keras.layers.normalization.BatchNormalization: defined a level deeper
             return Fix("", f"Import `{under[0]}`: `{mod}` is private code whose layout "

@@ -64,9 +64,18 @@ def _v1(full: str) -> str | None:
     return None
 
 
-def not_in_module(kb: KB, module: str, name: str) -> Fix:
-    """``module.name`` where ``module`` is public and no release has that name in it."""
+def not_in_module(kb: KB, module: str, name: str, guessed: bool = False) -> Fix | None:
+    """``module.name`` where ``module`` is public and no release has that name in it.
+    ``guessed``: the message did not say the module (Python 2's "'module' object has no
+    attribute"), so a spelling verdict about it would be a guess: None then."""
     full, span = f"{module}.{name}", f"{kb.versions[0]}–{kb.newest}"
+    public = name.lstrip("_")
+    if public != name and public:  # private: what its public namesake is
+        found = _same_name_elsewhere(kb, public)
+        if found:
+            return Fix("", f"Use `{found[0]}`: `{full}` is private (a leading underscore) and "
+                           f"in no TensorFlow release {span}; the public `{public}` is "
+                           f"`{found[0]}`", found[:MAX_NAMES], full)
     v1 = _v1(full)
     sym = kb.symbol(v1) if v1 else None
     if sym is not None and sym["kind"] == "module":
@@ -86,6 +95,15 @@ def not_in_module(kb: KB, module: str, name: str) -> Fix:
         names = list(dict.fromkeys([where, *native, *elsewhere[1:]]))[:MAX_NAMES]
         return Fix("", text + said, names, full)
     near = _near(kb, module, name)
+    if guessed and not near:
+        return None
+    if public != name:
+        owner = "Keras" if module.startswith("tf.keras") else "TensorFlow"
+        return Fix("", f"Use public API instead of `{name}`: it is private to {owner} (a "
+                       f"leading underscore), not public API of `{module}` in any TensorFlow "
+                       f"{span}; code that calls it was written for another version's "
+                       f"internals, so update it or pin the versions it was written for",
+                   near + [module], full)
     text = f"`{full}` is in no TensorFlow release {span}, and no public symbol is called `{name}`"
     if near:
         return Fix("", f"Check the spelling: {text}; did you mean `{near[0]}`?", near, full)

@@ -5,10 +5,11 @@ answered with the fix in the top 3."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.error_cases import Case, generate, hit, names_replacement, python_templates
@@ -239,3 +240,47 @@ def test_a_name_in_every_release_gets_its_other_public_name(shipped_kb):
         assert kb.symbol(other)["object"] == kb.symbol(name)["object"], a["fix"]
         assert kb.symbol(other)["removed_in"] is None
         assert a["results"][0]["name"] == other, (a["fix"], a["results"][0]["name"])
+
+
+def retyped(line: str, how: int) -> str | None:
+    """The message as an issue title retypes it (None when ``how`` does not apply): the
+    type left out and the closing quote dropped, "module" left out, Python 2's wording, the
+    module unquoted."""
+    msg = without_type(line)
+    m = re.match(r"module '((?:tensorflow|keras)[\w.]*)' has no attribute '(\w+)'$", msg)
+    if how == 0:
+        return msg[:-1] if msg.endswith("'") else None
+    if how == 1 and m:
+        return f"'{m.group(1)}' has no attribute '{m.group(2)}'"
+    if how == 2 and m and m.group(1) == "tensorflow":
+        return f"AttributeError: 'module' object has no attribute '{m.group(2)}'"
+    if how == 3 and msg.startswith("cannot import name"):
+        return re.sub(r"from '([\w.]+)'", r"from \1", msg)
+    return None
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 10_000), st.integers(0, 3))
+def test_a_retyped_message_gets_the_same_fix(shipped_kb, pick, how):
+    """`'tensorflow' has no attribute 'set_random_seed` (a title: no type, no "module", no
+    closing quote) is the error `module 'tensorflow' has no attribute 'set_random_seed'`."""
+    cases = _retype_pool(shipped_kb)
+    c = cases[pick % len(cases)]
+    said = retyped(c.line, how)
+    if said is None:
+        return
+    whole, a = shipped_kb.ask(c.line), shipped_kb.ask(said)
+    assert a.get("fix") == whole.get("fix"), (c.line, said)
+
+
+_POOL: list = []
+
+
+def _retype_pool(shipped_kb) -> list:
+    if not _POOL:
+        cases = generate(shipped_kb.kb, [], per_family=30, seed=13).cases
+        _POOL.extend(c for c in cases if c.family in ("no_attribute", "cannot_import",
+                                                      "tf1_name", "misplaced", "no_module"))
+    return _POOL

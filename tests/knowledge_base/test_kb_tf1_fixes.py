@@ -142,3 +142,30 @@ def test_a_name_asked_of_the_wrong_module_names_where_it_lives(shipped_kb):
             (short, a["fix"])
         checked += 1
     assert checked >= 30
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data(), st.from_regex(r"zq[a-z]{3,8}", fullmatch=True))
+def test_a_private_name_of_a_public_module_is_said_private(shipped_kb, data, name):
+    """`module 'keras.backend' has no attribute '_get_available_gpus'`: Keras' or TF's own
+    private code, said so; its public namesake first when there is one (`_set_session`)."""
+    module = data.draw(st.sampled_from(_public_modules(shipped_kb.kb)))
+    fix = shipped_kb.ask(f"AttributeError: module 'tensorflow{module[2:]}' has no attribute "
+                         f"'_{name}'").get("fix") or ""
+    assert "(a leading underscore)" in fix and "internal code" not in fix, fix
+    fix = shipped_kb.ask("AttributeError: module 'tensorflow' has no attribute "
+                         "'_set_session'").get("fix") or ""
+    assert fix.startswith("Use `tf.compat.v1.keras.backend.set_session`: "), fix
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.from_regex(r"zq[a-z]{3,8}", fullmatch=True))
+def test_python_2s_message_guesses_no_spelling_verdict(shipped_kb, name):
+    """"'module' object has no attribute 'x'" does not say which module: a name found
+    nowhere gets no fix made up about tensorflow; a TF1 name still gets its fix."""
+    assert not shipped_kb.ask(f"AttributeError: 'module' object has no attribute "
+                              f"'{name}'").get("fix")
+    fix = shipped_kb.ask("AttributeError: 'module' object has no attribute 'placeholder'")
+    assert fix["fix"].startswith("Use `tf.compat.v1.placeholder`"), fix["fix"]
