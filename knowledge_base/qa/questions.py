@@ -358,9 +358,12 @@ def named_by_words(ix: QuestionIndex, words: list[str]) -> dict[int, bool]:
     (how-to questions start with the operation: "pad a tensor with zeros" is tf.pad)."""
     keys = set(words)
     for a, b in zip(words, words[1:]):
-        keys |= {f"{a}_{b}", f"{a}{b}"}
+        # Either number of the last word: "set the weight" -> set_weights.
+        keys |= {f"{a}_{b}", f"{a}{b}", f"{a}_{b}s", f"{a}_{b[:-1]}" if b.endswith("s") else a}
     for a, b in zip(words, words[2:]):  # one word between: "save model weights"
         keys.add(f"{a}_{b}")
+    for a, b, c in zip(words, words[1:], words[2:]):  # flow_from_directory, split as words
+        keys.add(f"{a}_{b}_{c}")
     out: dict[int, bool] = {}
     first = words[0] if words else ""
     for key in keys:

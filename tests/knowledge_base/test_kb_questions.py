@@ -65,3 +65,23 @@ def test_operator_methods_searchable_but_below_ordinary_members(shipped_kb):
     assert hits and hits[0].name == "tf.Tensor.__getitem__"
     op, member = s.name_to_id["tf.Tensor.__getitem__"], s.name_to_id["tf.Tensor.get_shape"]
     assert s.prior[op] < s.prior[member]
+
+
+def test_a_name_said_as_words_is_named_in_either_number(shipped_kb):
+    """"set the weight" says set_weights, "flow from directory" flow_from_directory: the
+    symbol's own name, said as words (any number of the last word, up to three words)."""
+    import random
+
+    from knowledge_base.qa.questions import named_by_words
+    ix = shipped_kb.questions
+    look = ix.lookup
+    shorts = [k for k in look.short_keys if k.islower() and 2 <= k.count("_") + 1 <= 3
+              and all(p.isalpha() and len(p) > 2 for p in k.split("_"))
+              and any(look.kinds[i] != "module" for i in look.short[k])]
+    for key in random.Random(3).sample(shorts, 200):
+        parts = key.split("_")
+        if len(parts) == 2:  # the other number of the last word
+            last = parts[1][:-1] if parts[1].endswith("s") else parts[1] + "s"
+            parts = [parts[0], last]
+        found = named_by_words(ix, ["how", *parts, "tensor"])
+        assert any(sid in found for sid in look.short[key]), key
