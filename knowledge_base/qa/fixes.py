@@ -8,7 +8,6 @@ history. The answer's first line says what to do, in words, with the release.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -143,10 +142,11 @@ def _about(kb: KB, full: str) -> Fix | None:
         keras = _keras_note(kb, sym, removed)
         dep = _last_deprecation(kb, sym)
         moved = _members_moved(kb, full, kb.ord_of(removed))
-        if moved and sym["kind"] == "module":
+        home = _moved_home(kb, sym) if moved and sym["kind"] == "module" else None
+        if home:
             # Where its contents went says more than a module of a like name
             # (layers.experimental.preprocessing -> layers.*, not tf.keras.preprocessing).
-            home = Counter(b.rpartition(".")[0] for _, b in moved).most_common(1)[0][0]
+            moved.sort(key=lambda m: m[1].rpartition(".")[0] != home)  # stable: rank kept
             shown = ", ".join(f"{a} → {b}" for a, b in moved[:3])
             return Fix("", f"Import from `{home}`: `{full}` was removed in TensorFlow {removed}"
                            f"{keras}; what it held moved: {shown}",
@@ -166,7 +166,8 @@ def _about(kb: KB, full: str) -> Fix | None:
             head = f"Use `{said[0]}` instead: " if said else ""
             return Fix("", f"{head}`{full}` was removed in TensorFlow {removed}{keras}; its "
                            f"deprecation said: {dep}", said + [full], full)
-        same = _same_short(kb, full)
+        # A module moved only where its contents went (events.History), never by its name.
+        same = _same_short(kb, full) if sym["kind"] != "module" else []
         if same:
             return Fix("", f"Use `{same[0]}`: `{full}` was removed in TensorFlow {removed}"
                            f"{keras}; `{full.rpartition('.')[2]}` is now there",
@@ -181,6 +182,15 @@ def _about(kb: KB, full: str) -> Fix | None:
             return tf1_fix(kb, old, new, note, asked=full)
         return Fix("", f"`{old}` is gone since TensorFlow 2.0: {note}".rstrip(": "),
                    _mentioned(kb, note), full)
+    return None
+
+
+def _moved_home(kb: KB, sym: dict) -> str | None:
+    """Where a removed module moved, as the KB's history says (events.History: where at
+    least half of what it held went); None when its contents scattered."""
+    for e in reversed(kb.events(sym["id"])):
+        if e["kind"] == "removed":
+            return e["data"].get("to")
     return None
 
 
