@@ -48,12 +48,14 @@ def load_queries(path: Path = question_sets.get("kb_queries.yaml").path) -> list
 
 def quality(a: Answers, queries: list[dict], verbose: bool, label: str = "quality",
             targets: str = "targets: top-1 >= 80%, top-5 >= 95%", by: str = "kind",
-            successors: bool = False) -> dict:
+            successors: bool = False, via_ask: bool = False) -> dict:
     """Top-1/top-5 against each question's accepted names (or another name of the same
     object). ``successors``: also say how it goes when the documented replacement of an
     accepted name counts too (TensorFlow's own deprecation notice: an old thread answered
     ``tf.test.is_gpu_available``, whose notice says to use ``tf.config.list_physical_devices``);
-    the strict numbers stay the ones measured against the targets."""
+    the strict numbers stay the ones measured against the targets. ``via_ask``: the answers
+    ``tfdesk ask`` gives (an error in the title is answered with its fix first), not the
+    question search alone."""
     db = a.kb.db
     obj = {n: o for n, o in db.execute("SELECT name, object FROM symbols")}
     replaced = dict(db.execute("SELECT name, replacement FROM symbols "
@@ -69,8 +71,10 @@ def quality(a: Answers, queries: list[dict], verbose: bool, label: str = "qualit
         def ok(name: str) -> bool:
             return name in accepted or (obj.get(name) in accepted_objs)
 
-        hits = a.questions.search(item["q"], limit=5)
-        names = [h.name for h in hits]
+        if via_ask:  # what `tfdesk ask` shows: a pasted error's fix first
+            names = [r["name"] for r in a.ask(item["q"], limit=5).results]
+        else:
+            names = [h.name for h in a.questions.search(item["q"], limit=5)]
         if successors:
             newer = {replaced[n] for n in accepted if n in replaced}
             newer_objs = {obj.get(n) for n in newer} - {None}
@@ -104,7 +108,8 @@ def quality(a: Answers, queries: list[dict], verbose: bool, label: str = "qualit
     return {"top1": top1 / n, "top5": top5 / n}
 
 
-CLOSE = 0.85  # cosine above which a training question reads as a rewording of this one
+CLOSE = 0.85
+REAL_TARGETS = "targets (issue 27, fresh real questions): top-1 >= 65%, top-5 >= 80%"  # cosine above which a training question reads as a rewording of this one
 
 
 def mark_close(a: Answers, queries: list[dict]) -> list[dict]:
@@ -192,18 +197,20 @@ def main() -> int:
             "kb_questions.yaml",
             "session 3's untuned set, tuned on in session 4")
     for path in args.real:
-        quality(a, load_queries(Path(path)), args.verbose, f"real users' questions ({path})",
-                "targets: top-1 >= 55%, top-5 >= 80%", successors=True)
+        quality(a, load_queries(Path(path)), args.verbose, f"real users' questions ({path}), "
+                "as `tfdesk ask` answers them", REAL_TARGETS, successors=True, via_ask=True)
     # Held out: misses are never listed, so that nobody tunes on them by accident.
     print("-- untuned, held out (never looked at while tuning) --")
     untuned = load_queries(Path(args.questions))
     quality(a, untuned, False, f"questions ({Path(args.questions).name})",
             "targets: top-1 >= 85%, top-5 >= 97%")
     for path in args.real_heldout:
-        quality(a, mark_close(a, load_queries(Path(path))), False,
-                f"real users' questions ({path}); by whether a training question is a "
-                f"rewording (cosine >= {CLOSE})", "targets: top-1 >= 55%, top-5 >= 80%",
-                by="near", successors=True)
+        held = mark_close(a, load_queries(Path(path)))
+        quality(a, held, False, f"real users' questions ({path}), as `tfdesk ask` answers "
+                f"them; by whether a training question is a rewording (cosine >= {CLOSE})",
+                REAL_TARGETS, by="near", successors=True, via_ask=True)
+        quality(a, held, False, "  the same, by the question search alone", REAL_TARGETS,
+                by="near")
     for s in question_sets.sets("generated-held-out"):
         quality(a, load_queries(s.path), False, f"generated from the KB ({s.file}), symbols "
                 "held out of the generated training set", "no target: a check that the "
