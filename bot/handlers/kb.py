@@ -36,6 +36,8 @@ def _symbol_lines(d: dict) -> list[str]:
                      (f"; use {d['replacement']}" if d.get("replacement") else ""))
     elif d.get("replacement") and d.get("deprecated_in"):
         lines.append(f"    use instead: {d['replacement']}")
+    if d.get("tf2_way"):
+        lines.append(f"    native TF 2 way: {d['tf2_way']} (TensorFlow's migration note)")
     if d.get("canonical") and d["canonical"] != d["name"]:
         lines.append(f"    also public as {d['canonical']}")
     lines.append(f"    {d['url']}")

@@ -86,6 +86,11 @@ class Answers:
         shown = ord_ if ord_ is not None else sym["last_ord"]
         if sym["name"].startswith(KERAS_NAMES):
             out["keras"] = self.kb.keras_label(shown)  # tf.keras facts depend on it
+        if sym["name"].startswith("tf.compat.v1."):
+            from knowledge_base.qa.tf1_fixes import tf2_way
+            way = tf2_way(self.kb, sym["name"])  # TensorFlow's own migration note
+            if way:
+                out["tf2_way"] = way
         unusable = self.kb.unusable(sym, shown)
         if unusable:
             out["unusable"] = unusable

@@ -169,3 +169,15 @@ def test_python_2s_message_guesses_no_spelling_verdict(shipped_kb, name):
                               f"'{name}'").get("fix")
     fix = shipped_kb.ask("AttributeError: 'module' object has no attribute 'placeholder'")
     assert fix["fix"].startswith("Use `tf.compat.v1.placeholder`"), fix["fix"]
+
+
+@pytest.mark.slow
+def test_a_compat_v1_answer_shows_its_tf2_way(shipped_kb):
+    """`tfdesk ask tf.train.AdamOptimizer` (or any TF1 name with a migration note) shows
+    the native TF2 way beside the tf.compat.v1 symbol, in the data and on the console."""
+    from bot.handlers.kb import _symbol_lines
+    for _, new, way in random.Random(8).sample(_v1_with_way(shipped_kb.kb), 20):
+        d = shipped_kb.ask(new)["results"][0]
+        assert d["name"] == new and d["tf2_way"] == way, (new, d.get("tf2_way"))
+        assert f"    native TF 2 way: {way} (TensorFlow's migration note)" in _symbol_lines(d)
+    assert "tf2_way" not in shipped_kb.ask("tf.keras.optimizers.Adam")["results"][0]
