@@ -108,8 +108,8 @@ def quality(a: Answers, queries: list[dict], verbose: bool, label: str = "qualit
     return {"top1": top1 / n, "top5": top5 / n}
 
 
-CLOSE = 0.85
-REAL_TARGETS = "targets (issue 27, fresh real questions): top-1 >= 65%, top-5 >= 80%"  # cosine above which a training question reads as a rewording of this one
+CLOSE = 0.85  # cosine above which a training question reads as a rewording of this one
+REAL_TARGETS = "targets (issue 27, fresh real questions): top-1 >= 65%, top-5 >= 80%"
 
 
 def mark_close(a: Answers, queries: list[dict]) -> list[dict]:

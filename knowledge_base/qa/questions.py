@@ -359,7 +359,9 @@ def named_by_words(ix: QuestionIndex, words: list[str]) -> dict[int, bool]:
     keys = set(words)
     for a, b in zip(words, words[1:]):
         # Either number of the last word: "set the weight" -> set_weights.
-        keys |= {f"{a}_{b}", f"{a}{b}", f"{a}_{b}s", f"{a}_{b[:-1]}" if b.endswith("s") else a}
+        keys |= {f"{a}_{b}", f"{a}{b}", f"{a}_{b}s"}
+        if b.endswith("s"):
+            keys.add(f"{a}_{b[:-1]}")
     for a, b in zip(words, words[2:]):  # one word between: "save model weights"
         keys.add(f"{a}_{b}")
     for a, b, c in zip(words, words[1:], words[2:]):  # flow_from_directory, split as words

@@ -117,12 +117,14 @@ def _tf1_module(kb: KB, full: str, v1: str) -> Fix:
                          "IS NOT NULL", (like_prefix(full),)).fetchall()
     moved = [(o, n) for o, n in rows
              if not n.startswith("tf.compat.") and kb.symbol(n) is not None]
+    if not moved:
+        return tf1_fix(kb, full, v1)
+    home, count = Counter(n.rpartition(".")[0] for _, n in moved).most_common(1)[0]
     # Moved only where at least half of what it held went (as events.History says of a
     # module): tf.layers kept its layers in tf.compat.v1.layers, not in tf.keras.layers.
-    if not moved or 2 * len(moved) < len(rows):
+    if 2 * count < len(rows):
         return tf1_fix(kb, full, v1)
-    moved.sort(key=lambda m: canonical_rank(m[1]))
-    home = Counter(n.rpartition(".")[0] for _, n in moved).most_common(1)[0][0]
+    moved.sort(key=lambda m: (m[1].rpartition(".")[0] != home, canonical_rank(m[1])))
     shown = ", ".join(f"{o} → {n}" for o, n in moved[:3])
     names = [n for _, n in moved]
     if kb.symbol(home) is not None:
