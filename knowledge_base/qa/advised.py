@@ -27,6 +27,12 @@ _ADVICE = re.compile(r"(?<![Tt]he )(?<![.'\"`=_])\b(?:[Uu]se(?! of\b)|[Cc]all|[P
                      r"[Mm]igrate to|[Rr]eplace (?:it |this |them )?with|[Tt]ry)\b"
                      r"(?P<rest>.*?)(?:[.?!]\s|[.?!]?$)", re.S)
 _PURPOSE = re.compile(r"(?:^|[.!?:]\s+)To\s*$")
+# The word before "call"/"use" that makes it a noun: "on a non-first call to a function
+# decorated with tf.function" describes what went wrong, it does not advise tf.function.
+_NOUN_BEFORE = frozenset({"a", "an", "the", "this", "that", "each", "every", "any", "its", "their",
+                          "your", "one", "first", "non-first", "second", "last", "next", "same",
+                          "such", "no", "per", "previous", "later", "subsequent", "nested"})
+_WORD_BEFORE = re.compile(r"([\w-]+)\s*$")
 _CAPITAL = re.compile(r"\b[A-Z][A-Za-z0-9]*\b")
 MAX_ADVISED = 3
 
@@ -40,7 +46,9 @@ def advised(kb: "KB", message: str, public_module) -> list[str]:
     failed: set[str | None] | None = None
     context = _classes(kb, message)
     for m in _ADVICE.finditer(message):
-        if _PURPOSE.search(message[:m.start()]):
+        before = _WORD_BEFORE.search(message[:m.start()])
+        if _PURPOSE.search(message[:m.start()]) or (
+                before and before.group(1).lower() in _NOUN_BEFORE):
             continue
         if failed is None:
             failed = {_resolve(kb, t, public_module, context)

@@ -178,3 +178,17 @@ def test_keras3_messages_that_name_the_way_out(shipped_kb):
         checked.append(want)
     # Keras 3.12 has five such raises (TFSMLayer, ops.vectorized_map): the scan must find them.
     assert len(checked) >= 3, checked
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), det=st.sampled_from(["a", "the", "each", "a non-first", "every", "this",
+                                            "any", "the first"]),
+       noun=st.sampled_from(["call to", "call of", "use of", "call on"]))
+def test_call_or_use_as_a_noun_is_no_advice(shipped_kb, cases, data, det, noun):
+    """"Creating variables on a non-first call to a function decorated with tf.function"
+    says what went wrong: "call" there is a noun, not the imperative "Call X"."""
+    name, spelt = data.draw(st.sampled_from(cases))
+    message = f"ValueError: Something failed on {det} {noun} `{spelt}` in this step."
+    assert advised(shipped_kb.kb, message, public_module) == [], message
