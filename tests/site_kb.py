@@ -150,6 +150,11 @@ def extracts() -> list[ReleaseExtract]:
             SymbolRecord("tf.compat.v1", "module", doc="TF1 API."),
             SymbolRecord("tf.compat.v1.Session", "class", "tensorflow.python.client.session.Session",
                          _p("self", target="''"), doc="A class for running TensorFlow operations."),
+            # A TF1 name whose migration note gives the TF2 way (knowledge_base/tf2_notes.py).
+            SymbolRecord("tf.compat.v1.nn.softmax", "function", "tensorflow.python.ops.nn_ops.softmax_v1",
+                         _p("logits", axis="None"),
+                         doc="Computes softmax activations.\n\n@compatibility(TF2)\nIn TF2 this API "
+                             "is changed to `tf.nn.softmax`.\n@end_compatibility\n"),
         ]
         if ord_ < 2:
             syms += [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from knowledge_base import links
+from knowledge_base import links, tf2_notes
 from knowledge_base.builder import summary_of
 from knowledge_base.site.data import VARIANT_CACHE, SiteData
 from knowledge_base.site.doc_versions import content_key, newest_init, variants
@@ -87,8 +87,12 @@ def deprecation(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
     if replacement and replacement not in instructions:
         use = f"<p>Use {symbol_link(data, replacement, page)} instead.</p>"
     if not (dep or s["deprecated_in"]):
-        return [f'<p class="tfd-replacement">Replaced by '
-                f'{symbol_link(data, replacement, page)}.</p>'] if replacement else []
+        if replacement:
+            return [f'<p class="tfd-replacement">Replaced by '
+                    f'{symbol_link(data, replacement, page)}.</p>']
+        way = tf2_way(data, s)
+        return [f'<p class="tfd-replacement">Native TF 2 way (TensorFlow\'s migration note): '
+                f'{symbol_link(data, way, page)}.</p>'] if way else []
     title = f'Deprecated in {esc(s["deprecated_in"])}' if s["deprecated_in"] else "Deprecated"
     body = [f"<p>{r.inline(instructions, linker(data, page))}</p>"] if instructions else []
     if dep and dep.get("args"):
@@ -99,6 +103,17 @@ def deprecation(data: SiteData, r: Renderer, s: dict, page: str) -> list[str]:
     body.append(use)
     return [f'<div class="admonition warning tfd-deprecation">'
             f'<p class="admonition-title">{title}</p>{"".join(body)}</div>']
+
+
+def tf2_way(data: SiteData, s: dict) -> str | None:
+    """A tf.compat.v1 symbol's native TF2 way, as its docstring's migration note gives it."""
+    if not s["name"].startswith("tf.compat.v1."):
+        return None
+
+    def present(n: str) -> bool:
+        t = data.by_name.get(n)
+        return t is not None and t["removed_in"] is None
+    return tf2_notes.tf2_way(s["doc"], s["name"], present)
 
 
 def doc_body(s: dict) -> str:

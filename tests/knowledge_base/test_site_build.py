@@ -109,7 +109,7 @@ def assert_resolves(site: Path, url: str) -> None:
 def test_build_reports_what_it_built(built):
     _, site, reply = built
     d = reply.data
-    assert d["pages"] >= 15 and d["symbols"] == 25 and d["newest"] == "2.6"
+    assert d["pages"] >= 15 and d["symbols"] == 26 and d["newest"] == "2.6"
     assert d["search_index_bytes"] > 0 and d["largest_bytes"] < 1_000_000
     assert (site / "index.html").is_file() and (site / "search" / "tfd-index.json").is_file()
 

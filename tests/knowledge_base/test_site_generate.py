@@ -152,6 +152,10 @@ def test_badges_deprecation_and_history(kb, tmp_path):
     # Moves are followed both ways.
     exp = page_of(tmp_path, "tf.experimental.thing", kb)
     assert 'moved to <a href="../tf.thing/">tf.thing</a>' in exp
+    # A TF1 name shows the native TF 2 way its migration note gives, linked.
+    v1 = page_of(tmp_path, "tf.compat.v1.nn.softmax", kb)
+    assert "Native TF 2 way (TensorFlow's migration note): " in v1 and \
+        '<code>tf.nn.softmax</code></a>' in v1
 
 
 def test_odd_names_and_nasty_docstrings_are_escaped(kb, tmp_path):
