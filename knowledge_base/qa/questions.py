@@ -43,7 +43,7 @@ NAMED_WORD_MAX_DF = 0.01
 SPECIFIC_WORD_MAX_DF = 0.005
 TWIN_NAMESPACES = (("tf.keras.ops.", "keras"), ("tf.keras.backend.", "keras"),
                    ("tf.keras.activations.", "keras"), ("tf.ragged.", "ragged"),
-                   ("tf.sparse.", "sparse"))
+                   ("tf.sparse.", "sparse"), ("tf.experimental.numpy.", "numpy"))
 
 # What the ranker sees of a candidate. Word evidence, meaning, data, then what the symbol is.
 FEATURES = (
@@ -74,7 +74,7 @@ FEATURES = (
     "generic_parent",  # the class of such a member
     "constant",
     "module",
-    "twin",            # a Keras/ragged/sparse twin of a core op, its namespace not said
+    "twin",            # a Keras/ragged/sparse/NumPy-API twin of a core op, namespace not said
     "removed",         # not in the newest release
     "compat",          # tf.compat.*
     "compat_asked",    # tf.compat.* and the question says compat/v1
