@@ -1,5 +1,6 @@
-"""What the fixes for pasted errors share (fixes.py, keyword_fixes.py): the fix itself, and
-how a fact about a Keras name says which Keras it is from."""
+"""What the fixes for pasted errors share (fixes.py, keyword_fixes.py, tf1_fixes.py): the fix
+itself, how a fact about a Keras name says which Keras it is from, and the names under a class
+or module spelt like one the error names."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,3 +33,16 @@ def popularity(kb: KB) -> dict[str, int]:
                                   "ON s.id = p.id"))
     except Exception:  # noqa: BLE001 - an older KB without the table
         return {}
+
+
+def near_children(kb: KB, parent: str, query: str,
+                  present_only: bool = False) -> list[tuple[str, float]]:
+    """The (at most three) names directly under ``parent`` whose last part is spelt most like
+    ``query`` (rapidfuzz ratio >= 75), with their scores; ``present_only``: in the newest
+    release."""
+    from rapidfuzz import fuzz, process
+    rows = kb.db.execute("SELECT name FROM symbols WHERE parent = ?"
+                         + (" AND removed_in IS NULL" if present_only else ""), (parent,))
+    shorts = {n.rpartition(".")[2]: n for (n,) in rows}
+    return [(shorts[s], score) for s, score, _ in process.extract(
+        query, list(shorts), scorer=fuzz.ratio, limit=3, score_cutoff=75)]

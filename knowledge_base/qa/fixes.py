@@ -13,12 +13,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from knowledge_base.names import canonical_rank
-from knowledge_base.qa.fix_parts import MAX_NAMES, Fix, keras_note as _keras_note
+from knowledge_base.qa.fix_parts import MAX_NAMES, Fix, keras_note as _keras_note, near_children
 from knowledge_base.qa.fix_parts import popularity as _popularity
 from knowledge_base.qa import tf1_fixes
 from knowledge_base.qa.keyword_fixes import keyword_fix
 from knowledge_base.qa.pasted import Pasted, straight
-from knowledge_base.qa.tf1_fixes import tf1_fix
 from knowledge_base.store import KB, like_prefix
 
 RULES = Path(__file__).parent / "data" / "error_families.yaml"
@@ -179,7 +178,7 @@ def _about(kb: KB, full: str) -> Fix | None:
     if renamed is not None:
         old, new, note = renamed
         if new:
-            return tf1_fix(kb, old, new, note, asked=full)
+            return tf1_fixes.tf1_fix(kb, old, new, note, asked=full)
         return Fix("", f"`{old}` is gone since TensorFlow 2.0: {note}".rstrip(": "),
                    _mentioned(kb, note), full)
     return None
@@ -294,7 +293,7 @@ def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | No
             return Fix("", f"Import `{owned[0]}`: `{mod}.{name}` is not public API; what it "
                            f"defined is public as {', '.join(owned[:3])}", owned[:MAX_NAMES],
                        f"{mod}.{name}")
-        if public is not None and tf1_fixes.public_module(kb, public):
+        if public is not None and tf1_fixes.is_public_module(kb, public):
             # tensorflow, tensorflow.keras: public, so the name is TF1's, elsewhere or
             # misspelt; never "internal code".
             found = tf1_fixes.not_in_module(kb, public, name, guessed)
@@ -392,20 +391,12 @@ def _subclass_member(kb: KB, cls: str, member: str) -> str | None:
     return names[0] if names else None
 
 
-def _near_members(kb: KB, cls: str, member: str) -> list[tuple[str, float]]:
-    from rapidfuzz import fuzz, process
-    rows = kb.db.execute("SELECT name FROM symbols WHERE parent = ?", (cls,))
-    shorts = {n.rpartition(".")[2]: n for (n,) in rows}
-    return [(shorts[s], score) for s, score, _ in process.extract(
-        member.strip("_"), list(shorts), scorer=fuzz.ratio, limit=3) if score >= 75]
-
-
 def _unknown_member(kb: KB, classes: list[str], member: str) -> Fix:
     """A member that no release in the KB has as public API of the class: private (a leading
     underscore: Keras internals that old code or a library calls) or misspelt. Says so, with
     the public members spelt most like it, of the class of that name that has the likest
     (the message gives only the short name: Optimizer may be Keras 3's or the legacy one)."""
-    scored = [(cls, _near_members(kb, cls, member)) for cls in classes[:8]]
+    scored = [(cls, near_children(kb, cls, member.strip("_"))) for cls in classes[:8]]
     cls, found = max(scored, key=lambda c: max((s for _, s in c[1]), default=0))
     near = [n for n, _ in found]
     span = f"{kb.versions[0]}–{kb.newest}"

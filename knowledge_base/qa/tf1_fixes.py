@@ -14,7 +14,7 @@ from collections import Counter
 
 from knowledge_base import tf2_notes
 from knowledge_base.names import canonical_rank
-from knowledge_base.qa.fix_parts import MAX_NAMES, Fix
+from knowledge_base.qa.fix_parts import MAX_NAMES, Fix, near_children
 from knowledge_base.store import KB, like_prefix
 
 COMPAT_V1 = "tf.compat.v1."
@@ -49,7 +49,7 @@ def _native(kb: KB, name: str) -> tuple[str, list[str]]:
     return f"; the native TF 2 way is `{native}` (TensorFlow's migration note)", [native]
 
 
-def public_module(kb: KB, module: str) -> bool:
+def is_public_module(kb: KB, module: str) -> bool:
     """A module some release has as public API, or one tf.compat.v1 keeps from TF1."""
     for name in (module, _v1(module)):
         sym = kb.symbol(name) if name else None
@@ -94,7 +94,7 @@ def not_in_module(kb: KB, module: str, name: str, guessed: bool = False) -> Fix 
         said, native = _native(kb, where)
         names = list(dict.fromkeys([where, *native, *elsewhere[1:]]))[:MAX_NAMES]
         return Fix("", text + said, names, full)
-    near = _near(kb, module, name)
+    near = [n for n, _ in near_children(kb, module, name, present_only=True)]
     if guessed and not near:
         return None
     if public != name:
@@ -142,12 +142,3 @@ def _same_name_elsewhere(kb: KB, name: str) -> list[str]:
     return [n for n, _ in sorted(rows, key=lambda r: (r[1] is not None,
                                                       r[0].startswith("tf.compat."),
                                                       canonical_rank(r[0])))]
-
-
-def _near(kb: KB, module: str, name: str) -> list[str]:
-    from rapidfuzz import fuzz, process
-    rows = kb.db.execute("SELECT name FROM symbols WHERE parent = ? AND removed_in IS NULL",
-                         (module,))
-    shorts = {n.rpartition(".")[2]: n for (n,) in rows}
-    return [shorts[s] for s, _, _ in process.extract(name, list(shorts), scorer=fuzz.ratio,
-                                                      limit=3, score_cutoff=75)]
