@@ -31,6 +31,8 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.traceback_formats import FORMATS, WRAPPERS, Frame
+
 ANCHORS = {"keras3_optimizer": "Argument(s) not recognized",
            "keras3_layer": "Unrecognized keyword arguments passed to",
            "keras2_layer": "Keyword argument not understood"}
@@ -51,13 +53,19 @@ class Case:
     def half(self) -> str:
         return "dev" if int(hashlib.sha1(self.id.encode()).hexdigest(), 16) % 2 == 0 else "heldout"
 
-    def traceback(self) -> str:
-        return ("Traceback (most recent call last):\n"
-                '  File "/home/ana/project/train.py", line 42, in <module>\n'
-                f"    {self.code}\n"
-                f'  File "/usr/local/lib/python3.11/site-packages/{self.lib}", line 153, in '
-                "error_handler\n    raise e.with_traceback(filtered_tb) from None\n"
-                f"{self.line}")
+    def traceback(self, fmt: str = "python", wrapper: str | None = None) -> str:
+        """The error as a script's traceback ("python") or a notebook's (traceback_formats),
+        wrapped as Keras or TensorFlow wraps an error inside a layer or graph when asked."""
+        user = Frame("/home/ana/project/train.py" if fmt == "python" else "", 42, "<module>",
+                     self.code, ("import tensorflow as tf", ""))
+        lib = Frame(f"/usr/local/lib/python3.11/site-packages/{self.lib}", 153, "error_handler",
+                    "raise e.with_traceback(filtered_tb) from None",
+                    ("except Exception as e:", "filtered_tb = _process_traceback_frames(e)"))
+        line = self.line
+        if wrapper is not None:
+            error_type, _, message = line.partition(": ")
+            line = WRAPPERS[wrapper](error_type, message, user)
+        return FORMATS[fmt]([user, lib], line)
 
 
 # -- templates --------------------------------------------------------------------------------

@@ -1,6 +1,10 @@
 """Pasted errors answered with the fix: generated cases (benchmarks/error_cases.py), dev and
-held-out halves, each asked as its error line alone, as a whole traceback and as its message
-alone with typographic quotes (how an issue title or a Slack line quotes it), against a
+held-out halves, each asked as its error line alone, as a whole traceback in each format
+users paste (a script's, and a notebook's as IPython 7 and 8 print it: benchmarks/
+traceback_formats.py; it counts when every format gets the fix), wrapped as Keras and
+TensorFlow wrap an error raised inside a layer or a graph ("Exception encountered when
+calling ...", "Graph execution error:"; counts when every wrapper gets the fix) and as its
+message alone with typographic quotes (how an issue title or a Slack line quotes it), against a
 baseline in the same run (the same text asked without error reading: ask before issue 27).
 
     .venv/bin/python benchmarks/kb_errors.py [--kb KB] [--per-family 60] [--keras PATH ...]
@@ -23,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.error_cases import generate, hit, names_replacement  # noqa: E402
+from benchmarks.traceback_formats import FORMATS, WRAPPERS  # noqa: E402
 
 KERAS = [ROOT / ".venv-runner-tf221/lib/python3.11/site-packages/keras",
          ROOT / ".venv-runner/lib/python3.11/site-packages/keras"]
@@ -54,7 +59,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     for c in cs.cases:
         line = answers.ask(c.line, limit=5)
-        tb = answers.ask(c.traceback(), limit=5)
+        tb_hit = all(hit(answers.ask(c.traceback(fmt), limit=5), c) for fmt in FORMATS)
+        wrapped_hit = all(hit(answers.ask(c.traceback(wrapper=w), limit=5), c) for w in WRAPPERS)
         base = answers.ask(c.line, limit=5, errors=False)
         said = c.line.split(": ", 1)[-1].replace("'", "\u2019")
         bare = answers.ask(said, limit=5)
@@ -63,11 +69,12 @@ def main(argv=None) -> int:
             s = stats[key]
             s["n"] += 1
             s["line"] += hit(line, c)
-            s["traceback"] += hit(tb, c)
+            s["traceback"] += tb_hit
+            s["wrapped"] += wrapped_hit
             s["baseline"] += hit(base, c)
             s["bare"] += hit(bare, c)
             s["bare_baseline"] += hit(bare_base, c)
-            s["worse"] += hit(line, c) and not hit(tb, c)
+            s["worse"] += hit(line, c) and not (tb_hit and wrapped_hit)
             named = names_replacement(line, c)
             if named is not None:
                 s["kw_n"] += 1
@@ -75,15 +82,15 @@ def main(argv=None) -> int:
         if not hit(line, c) and c.half == "dev":  # tuning looks at dev misses only
             misses.append((c, line))
     dt = time.perf_counter() - t0
-    print(f"{len(cs.cases)} cases, {5 * len(cs.cases)} asks in {dt:.0f} s")
-    print(f"{'set':34} {'n':>4} {'line top3':>9} {'traceback':>9} {'baseline':>9} "
+    print(f"{len(cs.cases)} cases, {(4 + len(FORMATS) + len(WRAPPERS)) * len(cs.cases)} asks in {dt:.0f} s")
+    print(f"{'set':34} {'n':>4} {'line top3':>9} {'traceback':>9} {'wrapped':>9} {'baseline':>9} "
           f"{'ratio':>6} {'tb worse':>8} {'kw named':>9} {'msg alone':>9} {'its base':>9}")
     for key in sorted(stats, key=lambda k: (k.count("/"), k)):
         s = stats[key]
         n = s["n"]
         ratio = s["line"] / s["baseline"] if s["baseline"] else float("inf")
         kw = f"{s['kw_named']}/{s['kw_n']}" if s["kw_n"] else "-"
-        print(f"{key:34} {n:4} {s['line'] / n:9.1%} {s['traceback'] / n:9.1%} "
+        print(f"{key:34} {n:4} {s['line'] / n:9.1%} {s['traceback'] / n:9.1%} {s['wrapped'] / n:9.1%} "
               f"{s['baseline'] / n:9.1%} {ratio:6.2f} {s['worse']:8} {kw:>9} "
               f"{s['bare'] / n:9.1%} {s['bare_baseline'] / n:9.1%}")
     for c, ans in misses[:args.show_misses]:

@@ -7,7 +7,12 @@ line, in Slack (HTML-escaped, inside code fences or quotes) or in a terminal (ma
 - the error line (``AttributeError: module 'tensorflow' has no attribute 'Session'``), kept
   whole with any continuation lines (Keras wraps long messages);
 - the user's own code lines of the traceback (frames outside site-packages and the
-  interpreter's own files), the last of them being where their code called into TensorFlow;
+  interpreter's own files), the last of them being where their code called into TensorFlow,
+  whichever printed it: Python, or IPython as Jupyter and Colab do (``Cell In[4], line 3``,
+  ``<ipython-input-4-…> in <module>``, the line that ran marked ``---->``), in colour or not;
+- inside a wrapper, the error itself: Keras reports a layer's error as "Exception
+  encountered when calling …" with the error in the paragraph below, and a failed graph op
+  is "Graph execution error:" with the op's message after where the node was defined;
 - from those code lines, the dotted names called and the keywords passed, which say what
   failed when the message does not (``Argument(s) not recognized: {'lr': 0.1}``).
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -30,6 +36,22 @@ from dataclasses import dataclass, field
 _ERROR = re.compile(r"(?:^|(?<=\s))((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Warning)|"
                     r"StopIteration|KeyboardInterrupt|SystemExit))(?::\s?(.*))?$")
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# IPython's frames: 8+ "File /x/y.py:81, in Embedding.__init__(self, ...)", "Cell In[4], line 3",
+# 8.0-8.4 "Input In [4], in <cell line: 3>()", 7 and Colab "<ipython-input-4-1f2e> in
+# <module>()" and "/x/y.py in fit(self, x)". Each lists numbered lines around the one that
+# ran, which it marks "---->"; only that one is the frame's code.
+_IPY_FRAME = re.compile(
+    r"^\s*(?:File (?P<path>\S.*?):(?P<line>\d+)(?:, in (?P<func>.+))?"
+    r"|(?P<cell>Cell In ?\[\d*\]), line (?P<cline>\d+)"
+    r"|(?P<input>Input In ?\[\d*\])(?:, in (?P<ifunc>.+))?"
+    r"|(?P<path7><ipython-input-[^>]*>|(?:[A-Za-z]:)?[\\/~]\S*\.pyx?) in (?P<func7>\S.*))\s*$")
+_ARROW = re.compile(r"^\s*-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$")
+_NUMBERED = re.compile(r"^\s*\d+(?: .*)?$")
+# Colour codes (IPython colours tracebacks; Keras 3 prints its inner message bold), and what is
+# left of them when a copy drops the escape character.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|(?<![\w\[])\[[0-9;]{1,8}m")
+# An eager op's error names the function it ran in before the message; and the empty op name.
+_OP_NOISE = re.compile(r"\{\{function_node [^}]*\}\}\s*|\s+name: *$")
 # Frames of libraries and of the interpreter itself, not the user's code.
 _LIBRARY = re.compile(r"(site|dist)-packages|/lib/python\d|<frozen |\\lib\\|/usr/lib/|"
                       r"<__array_function__|/_pytest/|/IPython/core/")
@@ -40,6 +62,18 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
                          "\u00b4": "'", "`": "'"})
 _NOISE = ("Traceback (most recent call last)", "During handling of the above exception",
           "The above exception was the direct cause")
+# Wrappers around the error itself, as data: the wrapper's message, and the line where the
+# wrapped error's message ends (None: at its end). Keras 2.9+ and 3
+# (keras/src/utils/traceback_utils.py) print "Exception encountered when calling <layer>.",
+# the layer's error, then the call's arguments; TensorFlow 2.9+ prints "Graph execution
+# error:", where the failing node was defined (indented frames), "Node: '...'", then the op's
+# message and its indented "[[{{node ...}}]]" line.
+_WRAPPERS = (
+    (re.compile(r"Exception encountered when calling .+"),
+     re.compile(r"(?:Call )?[Aa]rguments received by ")),
+    (re.compile(r"Graph execution error:?"), None),
+)
+_DEFINED_AT = re.compile(r"^(?:Detected at node .*|Node: .*)$")
 
 
 @dataclass
@@ -48,6 +82,7 @@ class Frame:
     line: int
     func: str
     code: str = ""
+    marked: bool = False  # IPython's: the code is the line marked "---->", not the next one
 
     @property
     def user(self) -> bool:
@@ -60,6 +95,7 @@ class Pasted:
     message: str                    # everything after "Type: ", continuation lines joined
     line: str                       # the error line as printed (type and message)
     frames: list[Frame] = field(default_factory=list)
+    wrapper: str = ""               # "Exception encountered when calling Sequential.call()."
 
     @property
     def user_code(self) -> list[str]:
@@ -85,16 +121,18 @@ class Pasted:
 
 
 def normalize(text: str) -> str:
-    """Slack's escaping and Markdown off: &gt; -> >, code fences and quote marks removed."""
+    """Slack's escaping and Markdown off: &gt; -> >, code fences and quote marks removed;
+    colour codes and a common indent off."""
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
-    text = html.unescape(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _ANSI.sub("", html.unescape(text.replace("\r\n", "\n").replace("\r", "\n")))
     lines = []
     for ln in text.split("\n"):
         ln = re.sub(r"^\s*>\s?", "", ln) if ln.lstrip().startswith(">") and not \
             ln.lstrip().startswith(">>>") else ln
         lines.append(ln.replace("```", ""))
-    return "\n".join(lines)
+    # A paste indented as a whole (quoted in a log, a Markdown block) reads as printed.
+    return textwrap.dedent("\n".join(lines))
 
 
 def straight(line: str) -> str:
@@ -116,12 +154,26 @@ def read(text: str, templates: Callable[[], Sequence[re.Pattern]] = tuple) -> Pa
     lines = normalize(text).split("\n")
     frames: list[Frame] = []
     found: tuple[int, re.Match] | None = None
+    header_at = -2  # the line of the last Python frame's header: its code is the next one
     for i, ln in enumerate(lines):
         fm = _FRAME.match(ln)
         if fm:
             frames.append(Frame(fm["path"], int(fm["line"]), (fm["func"] or "").strip()))
+            header_at = i
             continue
-        if frames and not frames[-1].code and ln.strip() and ln.startswith((" ", "\t")) \
+        im = _IPY_FRAME.match(ln)
+        if im:
+            frames.append(_ipython_frame(im))
+            continue
+        if frames and frames[-1].marked:
+            am = _ARROW.match(ln)
+            if am:
+                if not frames[-1].code:
+                    frames[-1].code, frames[-1].line = (am["code"] or "").strip(), int(am["line"])
+                continue
+            if _NUMBERED.match(ln):
+                continue  # the lines IPython shows around the one that ran
+        if i == header_at + 1 and ln.strip() and ln.startswith((" ", "\t")) \
                 and not set(ln.strip()) <= set("^~ "):
             frames[-1].code = ln.strip()
             continue
@@ -132,14 +184,51 @@ def read(text: str, templates: Callable[[], Sequence[re.Pattern]] = tuple) -> Pa
         return _bare(lines, frames, templates)
     i, m = found
     message = (m.group(2) or "").strip()
-    # Continuation lines of a wrapped message: up to a blank line or the next traceback.
-    for ln in lines[i + 1:]:
-        if not ln.strip() or ln.strip().startswith(_NOISE) or _FRAME.match(ln):
-            break
-        message += " " + ln.strip()
+    wrapper, inner = _unwrap(message, lines[i + 1:])
+    if wrapper:
+        message = inner
+    else:
+        # Continuation lines of a long message: up to a blank line or the next traceback.
+        for ln in lines[i + 1:]:
+            if not ln.strip() or ln.strip().startswith(_NOISE) or _FRAME.match(ln):
+                break
+            message += " " + ln.strip()
+    message = _OP_NOISE.sub("", message).strip()
     error_type = m.group(1).rsplit(".", 1)[-1]
     return Pasted(error_type, message, f"{error_type}: {message}" if message else error_type,
-                  frames)
+                  frames, wrapper)
+
+
+def _ipython_frame(m: re.Match) -> Frame:
+    path = m["path"] or m["cell"] or m["input"] or m["path7"]
+    line = int(m["line"] or m["cline"] or 0)
+    return Frame(path.strip(), line, (m["func"] or m["ifunc"] or m["func7"] or "").strip(),
+                 marked=True)
+
+
+def _unwrap(head: str, after: list[str]) -> tuple[str, str]:
+    """(the wrapper's message, the error it wraps) when ``head`` is a wrapper's, else ("", "").
+    The wrapped message is the unindented lines after it, past where the failing node was
+    defined (indented frames), up to the wrapper's own end."""
+    for start, end in _WRAPPERS:
+        if not start.fullmatch(head):
+            continue
+        inner: list[str] = []
+        for ln in after:
+            text = ln.strip()
+            if end is not None and end.match(text) or text.startswith(_NOISE) or \
+                    _error_at(ln) is not None:
+                break
+            if not text:
+                if inner and end is None:
+                    break
+                continue
+            if ln[:1].isspace() or _DEFINED_AT.match(text) or _FRAME.match(ln):
+                continue
+            inner.append(text)
+        if inner:
+            return head, " ".join(inner)
+    return "", ""
 
 
 def _bare(lines: list[str], frames: list[Frame],
