@@ -74,6 +74,25 @@ _WRAPPERS = (
     (re.compile(r"Graph execution error:?"), None),
 )
 _DEFINED_AT = re.compile(r"^(?:Detected at node .*|Node: .*)$")
+# Log lines, read as their message: TensorFlow's C++ and absl's ("2024-03-01 10:22:31.123456:
+# W tensorflow/core/common_runtime/bfc_allocator.cc:479] msg", "E0000 00:00:1712345678.123456
+#   1234 cuda_dnn.cc:8310] msg") and Python logging's ("WARNING:tensorflow:msg").
+_LOG = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d[ T][\d:.,]+:?\s+)?(?P<level>[IWEF])(?:\d{4} [\d:.]+\s+\d+)?\s+"
+    r"[\w./\\-]+\.(?:cc|cpp|h|py):\d+\]\s*(?P<msg>.+)$"
+    r"|^(?P<plevel>INFO|WARNING|ERROR|CRITICAL|FATAL):[\w.]+:\s*(?P<pmsg>.+)$")
+_SEVERITY = {"I": 0, "INFO": 0, "W": 1, "WARNING": 1, "E": 2, "ERROR": 2, "F": 3, "CRITICAL": 3,
+             "FATAL": 3}
+# TensorFlow's status codes (tensorflow/core/protobuf/error_codes.proto), as C++ messages print
+# them before the message, in both spellings ("INVALID_ARGUMENT: ", older "Invalid argument: "),
+# after "OP_REQUIRES failed at kernel.cc:121 : " where a kernel failed. Each names the
+# tf.errors class the Python side raises: InvalidArgumentError.
+_CODES = ("CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+          "ALREADY_EXISTS", "PERMISSION_DENIED", "UNAUTHENTICATED", "RESOURCE_EXHAUSTED",
+          "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
+          "UNAVAILABLE", "DATA_LOSS")
+_STATUS = re.compile(r"^(?:OP_REQUIRES failed at \S+ : )?(?P<code>%s): (?P<rest>.+)$" % "|".join(
+    [*_CODES, *(c.replace("_", " ").capitalize() for c in _CODES)]))
 
 
 @dataclass
@@ -181,22 +200,49 @@ def read(text: str, templates: Callable[[], Sequence[re.Pattern]] = tuple) -> Pa
         if m:
             found = (i, m)
     if found is None:
-        return _bare(lines, frames, templates)
+        return _bare(lines, frames, templates) or _logged(lines, frames)
     i, m = found
     message = (m.group(2) or "").strip()
     wrapper, inner = _unwrap(message, lines[i + 1:])
     if wrapper:
         message = inner
     else:
-        # Continuation lines of a long message: up to a blank line or the next traceback.
+        # Continuation lines of a long message: up to a blank line, a log line or the next
+        # traceback.
         for ln in lines[i + 1:]:
-            if not ln.strip() or ln.strip().startswith(_NOISE) or _FRAME.match(ln):
+            if not ln.strip() or ln.strip().startswith(_NOISE) or _FRAME.match(ln) or \
+                    _LOG.match(ln.strip()):
                 break
             message += " " + ln.strip()
     message = _OP_NOISE.sub("", message).strip()
     error_type = m.group(1).rsplit(".", 1)[-1]
     return Pasted(error_type, message, f"{error_type}: {message}" if message else error_type,
                   frames, wrapper)
+
+
+def status_error(message: str) -> tuple[str, str]:
+    """(the tf.errors class a status code names, the message after it), or ("", message)."""
+    m = _STATUS.match(message)
+    if m is None:
+        return "", message
+    code = m["code"].upper().replace(" ", "_")
+    return "".join(w.capitalize() for w in code.split("_")) + "Error", m["rest"].strip()
+
+
+def _logged(lines: list[str], frames: list[Frame]) -> Pasted | None:
+    """The most severe log line (the last of them), read as its message."""
+    best: tuple[int, str] | None = None
+    for ln in lines:
+        m = _LOG.match(ln.strip())
+        if m:
+            level = _SEVERITY[m["level"] or m["plevel"]]
+            if best is None or level >= best[0]:
+                best = (level, (m["msg"] or m["pmsg"]).strip())
+    if best is None:
+        return None
+    error_type, message = status_error(_OP_NOISE.sub("", best[1]).strip())
+    return Pasted(error_type, message, f"{error_type}: {message}" if error_type else message,
+                  frames)
 
 
 def _ipython_frame(m: re.Match) -> Frame:
@@ -217,7 +263,7 @@ def _unwrap(head: str, after: list[str]) -> tuple[str, str]:
         for ln in after:
             text = ln.strip()
             if end is not None and end.match(text) or text.startswith(_NOISE) or \
-                    _error_at(ln) is not None:
+                    _error_at(ln) is not None or _LOG.match(text):
                 break
             if not text:
                 if inner and end is None:

@@ -133,3 +133,59 @@ def test_a_wrapped_runtime_error_is_answered_as_the_error(shipped_kb):
                                                                             user)))
             assert a["error"]["line"] == line, (wrapper, fmt)
             assert [r["name"] for r in a["results"][:3]] == want, (wrapper, fmt, line)
+
+
+# -- log lines ------------------------------------------------------------------------------
+LOG_PREFIXES = (  # TensorFlow's C++ (glog/absl, old and new) and Python logging's
+    "2024-03-01 10:22:31.123456: {level} tensorflow/core/common_runtime/bfc_allocator.cc:479] ",
+    "{level}0000 00:00:1712345678.123456    1234 cuda_dnn.cc:8310] ",
+    "{level} tensorflow/core/framework/op_kernel.cc:1780] ",
+    "{plevel}:tensorflow:",
+    "{plevel}:absl:",
+)
+LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR"}
+MESSAGE = st.text(alphabet="abcdefgh xyz0123456789,.()[]'", min_size=1, max_size=120).map(
+    str.strip).filter(lambda m: m and not m.startswith(("(", "[")))
+
+
+def log_line(prefix: str, level: str, message: str) -> str:
+    return prefix.format(level=level, plevel=LEVELS[level]) + message
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(LOG_PREFIXES), st.sampled_from(sorted(LEVELS)), MESSAGE,
+       st.sampled_from([None, "INVALID_ARGUMENT", "RESOURCE_EXHAUSTED", "Failed precondition",
+                        "UNIMPLEMENTED", "Not found"]), st.booleans())
+def test_a_log_line_reads_as_its_message(prefix, level, message, code, op_requires):
+    said = message if code is None else f"{code}: {message}"
+    if op_requires and code is not None:
+        said = f"OP_REQUIRES failed at cast_op.cc:121 : {said}"
+    got = pasted.read(log_line(prefix, level, said))
+    assert got is not None and got.message == message
+    if code is not None:
+        assert got.error_type == "".join(
+            w.capitalize() for w in code.upper().replace(" ", "_").split("_")) + "Error"
+        assert got.line == f"{got.error_type}: {message}"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LOG_PREFIXES), st.sampled_from(sorted(LEVELS)),
+                          MESSAGE), min_size=1, max_size=6), error_lines())
+def test_the_most_severe_log_line_and_any_exception_first(logs, error):
+    text = "\n".join(log_line(*t) for t in logs)
+    rank = {"I": 0, "W": 1, "E": 2}
+    top = max(rank[lv] for _, lv, _ in logs)
+    want = [m for _, lv, m in logs if rank[lv] == top][-1]
+    assert pasted.read(text).message == want
+    # An exception printed among the logs is the error.
+    assert pasted.read(text + "\n" + FORMATS["python"]([Frame("", 3, "<module>", "f(x)")], error)
+                       + "\n" + text).line == error
+
+
+def test_a_log_line_is_answered_as_its_message(shipped_kb):
+    message = "Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.00GiB"
+    want = [r["name"] for r in shipped_kb.ask(message, errors=False)["results"][:3]]
+    for prefix in LOG_PREFIXES:
+        a = shipped_kb.ask(log_line(prefix, "W", message))
+        assert a["error"]["line"] == message
+        assert [r["name"] for r in a["results"][:3]] == want, prefix
