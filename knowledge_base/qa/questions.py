@@ -31,6 +31,27 @@ if TYPE_CHECKING:  # only for the annotations: index.py imports this module
 RANKER = Path(__file__).parent / "data" / "ranker.txt"       # tools/train_ranking.py writes
 RANKING = Path(__file__).parent / "data" / "ranking.yaml"    # ... and says how it was fitted
 _WORD = re.compile(r"[A-Za-z0-9]+")
+# Framing around a question, as chat and issue trackers write it; never what is asked. Only
+# these words: "[TF2.0]" or "in Keras" say which release or library, and stay.
+_GREETINGS = ("hi", "hello", "hey", "dear all", "hi all", "hello all", "hi everyone",
+              "hello everyone", "hi guys", "hello guys", "hi there", "hello there", "please",
+              "pls", "plz")
+_LABELS = ("question", "help", "q", "bug", "feature request", "request", "discussion", "urgent",
+           "solved", "resolved", "closed", "please", "pls", "plz")
+_SIGN_OFFS = ("please help", "please help me", "please", "pls", "plz", "any help", "any ideas",
+              "any idea", "any suggestions", "any hints", "any help appreciated",
+              "help appreciated", "thanks", "thank you", "thanks in advance", "thanks a lot",
+              "many thanks", "thank you in advance", "thx")
+
+
+def _alternatives(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+_FRAMING = re.compile(
+    rf"^(?:\s*(?:\[(?:{_alternatives(_LABELS)})\]|(?:{_alternatives(_LABELS)})\s*[:\-]"
+    rf"|(?:{_alternatives(_GREETINGS)})\b[,!.]?))+\s*"
+    rf"|[\s,.;:-]*\b(?:{_alternatives(_SIGN_OFFS)})[\s?!.]*$", re.I)
 _END = re.compile(r"[\s?!.,;:\u2026\uff1f\uff01\u3002]+$")  # ? ! . , ; : and full-width ones
 # A token written as code: dotted, snake_case, CamelCase with two humps or more, or called.
 CODE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*|\b[a-z]\w*_\w+|"
@@ -175,6 +196,7 @@ def candidates(ix: QuestionIndex, q: str, wants_compat: bool, meaning: bool = Tr
 def evidence(ix: QuestionIndex, q: str, meaning: bool,
              leave_out: tuple[tuple[str, ...], int]) -> Evidence | None:
     """Every source's candidates for ``q`` (None when it has no word to search by)."""
+    q = unframed(q)
     raw = [w.lower() for w in _WORD.findall(q.replace("_", " "))]
     said = [w for w in raw if w not in STOPWORDS] or raw
     asked = list(dict.fromkeys(w for w in said if len(w) > 1))[:12]
@@ -208,6 +230,14 @@ def evidence(ix: QuestionIndex, q: str, meaning: bool,
             missing = [i for i in ev.ids if i not in found]
             found.update(zip(missing, index.similarity(said_as, missing, view)))
     return ev
+
+
+def unframed(q: str) -> str:
+    """The question without the framing that asks nothing: a greeting or a tracker's label
+    before it ("Hi,", "Question:", "[Bug]"), thanks or a plea for help after it. A release it
+    names stays: "in TensorFlow 2.0" says TF 2 names, not their tf.compat.v1 copies."""
+    out = " ".join(_FRAMING.sub("", q).split()).lstrip(":;,- ")
+    return out if _WORD.search(out) else q
 
 
 def sentence(q: str) -> str:
