@@ -17,6 +17,11 @@ writes them (split by a hash of the thread URL; the URLs and answers are in
 name's documented replacement counts (old threads answer with since-deprecated names), and, for
 the held-out one, the questions with and without a close rewording among the training questions.
 
+Stability: for the generated held-out set and each ``--real-heldout`` file, how many first
+answers change when text that asks nothing is added or dropped (a final "?", "Hi, ",
+"Question: ", "[Bug] ", "thanks in advance"; target none), beside a release said in the
+question, which may move them.
+
 Run: ``.venv/bin/python benchmarks/kb_search.py [--kb PATH] [--real /tmp/realq/real-train.yaml]
 [--real-heldout /tmp/realq/real-heldout.yaml]``.
 """
@@ -129,6 +134,32 @@ def mark_close(a: Answers, queries: list[dict]) -> list[dict]:
             for q, b in zip(queries, best)]
 
 
+# Text that asks nothing (questions.unframed, questions.sentence): the first answer must not
+# move. A release is not such text (it says TF 2 names): shown for comparison.
+NOTHING = {"'?' at the end": lambda q: q.rstrip(" ?!.") + "?", "no '?'": lambda q: q.rstrip(" ?!."),
+           "'Hi, ' before": lambda q: "Hi, " + q, "'Question: ' before": lambda q: "Question: " + q,
+           "'[Bug] ' before": lambda q: "[Bug] " + q,
+           "' thanks in advance' after": lambda q: q + " thanks in advance"}
+MEANINGFUL = {"' in TensorFlow 2.3' after": lambda q: q.rstrip(" ?!.") + " in TensorFlow 2.3"}
+
+
+def stability(a: Answers, queries: list[dict], label: str) -> None:
+    """How many first answers text that asks nothing changes (target: none)."""
+    firsts = {}
+    for item in queries:
+        hits = a.questions.search(item["q"], limit=1)
+        firsts[item["q"]] = hits[0].name if hits else None
+    print(f"{label}: first answers changed by text that asks nothing, of {len(queries)} "
+          "(target: 0)")
+    for group, edits in (("", NOTHING), (" (names a release: may move)", MEANINGFUL)):
+        for what, edit in edits.items():
+            moved = 0
+            for q, first in firsts.items():
+                hits = a.questions.search(edit(q), limit=1)
+                moved += (hits[0].name if hits else None) != first
+            print(f"  {what:<28} {moved:4d}{group}")
+
+
 def mixed_queries(a: Answers, queries: list[dict], n: int = 1000) -> list[str]:
     rng = random.Random(7)
     names = [r[0] for r in a.kb.db.execute("SELECT name FROM symbols ORDER BY id")]
@@ -215,6 +246,10 @@ def main() -> int:
         quality(a, load_queries(s.path), False, f"generated from the KB ({s.file}), symbols "
                 "held out of the generated training set", "no target: a check that the "
                 "ranker carries to symbols nobody asked about")
+    for s in question_sets.sets("generated-held-out"):
+        stability(a, load_queries(s.path), f"stability ({s.file})")
+    for path in args.real_heldout:
+        stability(a, load_queries(Path(path)), f"stability ({path})")
     if getattr(a.questions, "semantic", None) is None and hasattr(a.questions, "semantic"):
         print(f"  (semantic index unavailable: {a.questions.semantic_error})")
     if args.no_speed:
