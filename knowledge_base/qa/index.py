@@ -137,10 +137,12 @@ class QuestionIndex:
         # a weak fallback (its words are the name's own parts).
         if not nameish or not hits.convincing():
             from knowledge_base.qa import questions
-            for sid, z in questions.rank(self, q, wants_compat(q), meaning=not nameish):
+            compat = wants_compat(q)
+            for sid, z in questions.rank(self, q, compat, meaning=not nameish):
                 # The ranker's score is unbounded: squashed into (0, 1) like the name scores,
                 # which for a name-like query here are all weak ones.
-                hits.add(sid, 1 / (1 + math.exp(-z)), "text", prior_weight=0.0)
+                hits.add(sid if compat else self.tf2_name(sid), 1 / (1 + math.exp(-z)), "text",
+                         prior_weight=0.0)
         ranked = hits.ranked(limit)
         if not nameish:
             from knowledge_base.qa import history_asked
@@ -149,6 +151,21 @@ class QuestionIndex:
             named = {h.id for h in first}
             ranked = (first + [h for h in ranked if h.id not in named])[:limit]
         return ranked
+
+    def tf2_name(self, sid: int) -> int:
+        """The name TF 2 code writes for a tf.compat name that is one object with it
+        (tf.compat.v1.Variable.assign is tf.Variable.assign, tf.compat.v1.nn.swish is
+        tf.nn.silu): an answer found under the compat name is that object's, said the TF 2
+        way. TF1-only API (tf.compat.v1.Session) has no other name and stays."""
+        if not self.lookup.names[sid].startswith("tf.compat."):
+            return sid
+        row = self.lookup.db.execute("SELECT canonical FROM symbols WHERE id = ?",
+                                     (sid,)).fetchone()
+        canonical = row[0] if row else None
+        if canonical and not canonical.startswith("tf.compat.") and \
+                canonical in self.lookup.name_to_id:
+            return self.lookup.name_to_id[canonical]
+        return sid
 
     def resolve(self, name: str) -> Hit | None:
         """The one symbol a name means (for history): exact, spellings, legacy names, then

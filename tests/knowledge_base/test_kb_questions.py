@@ -122,3 +122,26 @@ def test_framing_that_asks_nothing_changes_no_answer(shipped_kb):
                       f"{rnd.choice(_LABELS).capitalize()}: {bare}? {rnd.choice(_SIGN_OFFS)}!")
             got = [h.name for h in shipped_kb.questions.search(framed, limit=5)]
             assert got == want, (bare, framed)
+
+
+def test_an_answer_says_the_tf2_name_of_a_compat_alias(shipped_kb):
+    """A question answered by an object that TF 2 names outside tf.compat answers with that
+    name: tf.Variable.assign, not tf.compat.v1.Variable.assign (before, 13 of 301 generated
+    held-out questions got a compat name first). Asked for compat, compat names stay.
+    Generated: each sampled compat alias's own summary asked as a question."""
+    import random
+
+    db = shipped_kb.kb.db
+    rows = db.execute("SELECT name, canonical, summary FROM symbols WHERE name LIKE "
+                      "'tf.compat.v1.%' AND canonical NOT LIKE 'tf.compat.%' AND "
+                      "length(summary) > 25 ORDER BY name").fetchall()
+    canonical = {n: c for n, c, _ in db.execute(
+        "SELECT name, canonical, summary FROM symbols WHERE name LIKE 'tf.compat.%'")}
+    for name, _, summary in random.Random(5).sample(rows, 25):
+        got = [h.name for h in shipped_kb.questions.search(summary.rstrip("."), limit=5)]
+        aliases = [g for g in got if g.startswith("tf.compat.") and
+                   not (canonical.get(g) or g).startswith("tf.compat.")]
+        assert not aliases, (summary, got)
+    compat = shipped_kb.questions.search("tf.compat.v1 assign a new value to the variable",
+                                         limit=10)
+    assert any(h.name.startswith("tf.compat.v1.") for h in compat)
