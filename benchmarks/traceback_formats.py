@@ -12,8 +12,9 @@ Users paste what their terminal or notebook printed. The same failure reads diff
 - any of them in colour (ANSI codes), as a notebook saved to text keeps them.
 
 Around the error itself, Keras 2.9+ and 3 wrap a layer's error ("Exception encountered when
-calling …", the error, the call's arguments; Keras 3 prints the error bold), and TensorFlow
-2.9+ wraps a failed graph op ("Graph execution error:", where the node was defined, the op's
+calling …", the error, the call's arguments; Keras 3 prints the error bold), tf.function
+reports an error raised while tracing "in user code" (the frames and the error indented), and
+TensorFlow 2.9+ wraps a failed graph op ("Graph execution error:", where the node was defined, the op's
 message). Written from those formats (Python's traceback module, IPython's ultratb, the
 wrappers' messages as the wheels print them), not copied from anyone's output.
 """
@@ -137,6 +138,16 @@ def keras2_double(error_type: str, message: str, user: Frame) -> str:
     return keras2(error_type, message, user, quote='"')
 
 
+def in_user_code(error_type: str, message: str, user: Frame) -> str:
+    """tf.function (autograph) reporting an error raised while tracing the user's code: the
+    frames and the error it caught indented, the caught error as Keras 2.9+ wrapped it."""
+    caught = keras2(error_type, message, user, layer="sequential", cls="Sequential")
+    frame = (f'    File "{user.path or "/tmp/ipykernel_42/1.py"}", line {user.line}, in '
+             f"train_step  *\n        {user.code}\n")
+    return (f"{error_type}: in user code:\n\n{frame}\n"
+            + "\n".join("    " + ln if ln else ln for ln in caught.split("\n")))
+
+
 # Each: (error type, the error's message, the user's frame) -> the error as printed.
 WRAPPERS = {"keras3": keras3, "keras2": keras2, "keras2_double": keras2_double,
-            "graph": graph, "graph_old": graph_old}
+            "graph": graph, "graph_old": graph_old, "in_user_code": in_user_code}

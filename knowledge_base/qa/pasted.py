@@ -203,7 +203,7 @@ def read(text: str, templates: Callable[[], Sequence[re.Pattern]] = tuple) -> Pa
         return _bare(lines, frames, templates) or _logged(lines, frames)
     i, m = found
     message = (m.group(2) or "").strip()
-    wrapper, inner = _unwrap(message, lines[i + 1:])
+    wrapper, inner = _unwrap(message, lines[i + 1:], len(lines[i]) - len(lines[i].lstrip()))
     if wrapper:
         message = inner
     else:
@@ -252,10 +252,11 @@ def _ipython_frame(m: re.Match) -> Frame:
                  marked=True)
 
 
-def _unwrap(head: str, after: list[str]) -> tuple[str, str]:
+def _unwrap(head: str, after: list[str], indent: int = 0) -> tuple[str, str]:
     """(the wrapper's message, the error it wraps) when ``head`` is a wrapper's, else ("", "").
-    The wrapped message is the unindented lines after it, past where the failing node was
-    defined (indented frames), up to the wrapper's own end."""
+    The wrapped message is the lines after it at the wrapper's own indent (``indent``: tf.function
+    prints the error it caught "in user code" indented), past where the failing node was
+    defined (frames, indented further), up to the wrapper's own end."""
     for start, end in _WRAPPERS:
         if not start.fullmatch(head):
             continue
@@ -269,7 +270,8 @@ def _unwrap(head: str, after: list[str]) -> tuple[str, str]:
                 if inner and end is None:
                     break
                 continue
-            if ln[:1].isspace() or _DEFINED_AT.match(text) or _FRAME.match(ln):
+            if len(ln) - len(ln.lstrip()) > indent or _DEFINED_AT.match(text) or \
+                    _FRAME.match(ln):
                 continue
             inner.append(text)
         if inner:
