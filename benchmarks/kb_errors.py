@@ -82,7 +82,8 @@ def main(argv=None) -> int:
         if not hit(line, c) and c.half == "dev":  # tuning looks at dev misses only
             misses.append((c, line))
     dt = time.perf_counter() - t0
-    print(f"{len(cs.cases)} cases, {(4 + len(FORMATS) + len(WRAPPERS)) * len(cs.cases)} asks in {dt:.0f} s")
+    asks = (4 + len(FORMATS) + len(WRAPPERS)) * len(cs.cases)
+    print(f"{len(cs.cases)} cases, {asks} asks in {dt:.0f} s")
     print(f"{'set':34} {'n':>4} {'line top3':>9} {'traceback':>9} {'wrapped':>9} {'baseline':>9} "
           f"{'ratio':>6} {'tb worse':>8} {'kw named':>9} {'msg alone':>9} {'its base':>9}")
     for key in sorted(stats, key=lambda k: (k.count("/"), k)):
@@ -90,7 +91,8 @@ def main(argv=None) -> int:
         n = s["n"]
         ratio = s["line"] / s["baseline"] if s["baseline"] else float("inf")
         kw = f"{s['kw_named']}/{s['kw_n']}" if s["kw_n"] else "-"
-        print(f"{key:34} {n:4} {s['line'] / n:9.1%} {s['traceback'] / n:9.1%} {s['wrapped'] / n:9.1%} "
+        print(f"{key:34} {n:4} {s['line'] / n:9.1%} {s['traceback'] / n:9.1%} "
+              f"{s['wrapped'] / n:9.1%} "
               f"{s['baseline'] / n:9.1%} {ratio:6.2f} {s['worse']:8} {kw:>9} "
               f"{s['bare'] / n:9.1%} {s['bare_baseline'] / n:9.1%}")
     for c, ans in misses[:args.show_misses]:

@@ -14,8 +14,8 @@ Users paste what their terminal or notebook printed. The same failure reads diff
 Around the error itself, Keras 2.9+ and 3 wrap a layer's error ("Exception encountered when
 calling …", the error, the call's arguments; Keras 3 prints the error bold), tf.function
 reports an error raised while tracing "in user code" (the frames and the error indented), and
-TensorFlow 2.9+ wraps a failed graph op ("Graph execution error:", where the node was defined, the op's
-message). Written from those formats (Python's traceback module, IPython's ultratb, the
+TensorFlow 2.9+ wraps a failed graph op ("Graph execution error:", where the node was defined,
+the op's message). Written from those formats (Python's traceback module, IPython's ultratb, the
 wrappers' messages as the wheels print them), not copied from anyone's output.
 """
 from __future__ import annotations
@@ -64,7 +64,8 @@ def _ipython(frames: list[Frame], error: str, header) -> str:
 
 def ipython8(frames: list[Frame], error: str) -> str:
     return _ipython(frames, error, lambda f: (
-        "Cell In[4], line %d" % f.line if f.cell else f"File {f.path}:{f.line}, in {f.func}(*args)"))
+        f"Cell In[4], line {f.line}" if f.cell
+        else f"File {f.path}:{f.line}, in {f.func}(*args)"))
 
 
 def ipython8_input(frames: list[Frame], error: str) -> str:
@@ -127,8 +128,8 @@ def graph(error_type: str, message: str, user: Frame, node: str = "loss/Sub") ->
 def graph_old(error_type: str, message: str, user: Frame, node: str = "loss/Sub") -> str:
     return (f"{error_type}: Graph execution error:\n\n"
             f"Detected at node '{node}' defined at (most recent call last):\n"
-            f'    File "{user.path or "/tmp/ipykernel_42/1.py"}", line {user.line}, in {user.func}\n'
-            f"      {user.code}\n"
+            f'    File "{user.path or "/tmp/ipykernel_42/1.py"}", line {user.line}, '
+            f"in {user.func}\n      {user.code}\n"
             f"Node: '{node}'\n{message}\n"
             f"\t [[{{{{node {node}}}}}]] [Op:__inference_train_function_1234]")
 

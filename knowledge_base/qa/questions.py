@@ -45,7 +45,8 @@ _SIGN_OFFS = ("please help", "please help me", "please", "pls", "plz", "any help
 
 
 def _alternatives(words: tuple[str, ...]) -> str:
-    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+    longest_first = sorted(words, key=len, reverse=True)
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in longest_first)
 
 
 _FRAMING = re.compile(
