@@ -69,6 +69,8 @@ def load(path: Path, expected: tuple) -> Prepared | None:
             if f.read(len(MAGIC)) != MAGIC:
                 return None
             (size,) = struct.unpack("<Q", f.read(8))
+            if size > os.fstat(f.fileno()).st_size - len(MAGIC) - 8:
+                return None  # a damaged length: never read (allocate) more than the file holds
             header = marshal.loads(f.read(size))
             if tuple(header["stamp"]) != expected:
                 return None

@@ -156,3 +156,25 @@ def test_the_question_index_reads_what_it_prepared(shipped_kb):
     x = np.random.default_rng(3).random((50, len(questions.FEATURES)))
     assert ix.ranker.predict(x).tobytes() == questions.ranker().predict(x).tobytes()
     assert [second.ask(q).to_dict() for q in qs] == want
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=1, max_value=2**64 - 1))
+def test_a_damaged_length_never_reads_more_than_the_file_holds(size):
+    """A flipped bit in the header's length said 2**40 bytes: the read tried to allocate them
+    (MemoryError on a loaded machine). A length past the file's end is damage: prepared again."""
+    import struct
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        cache = Path(d) / "kb.sqlite.question"
+        prepared.cached(cache, ("s",), lambda: {"a": np.ones(4), "v": [1]})
+        raw = bytearray(cache.read_bytes())
+        n = len(prepared.MAGIC)
+        real = struct.unpack("<Q", raw[n:n + 8])[0]
+        if size == real:
+            return
+        raw[n:n + 8] = struct.pack("<Q", size)
+        cache.write_bytes(bytes(raw))
+        got = prepared.load(cache, prepared.stamp())
+        assert got is None or size < len(raw)
