@@ -136,8 +136,10 @@ def mark_close(a: Answers, queries: list[dict]) -> list[dict]:
 
 # Text that asks nothing (questions.unframed, questions.sentence): the first answer must not
 # move. A release is not such text (it says TF 2 names): shown for comparison.
-NOTHING = {"'?' at the end": lambda q: q.rstrip(" ?!.") + "?", "no '?'": lambda q: q.rstrip(" ?!."),
-           "'Hi, ' before": lambda q: "Hi, " + q, "'Question: ' before": lambda q: "Question: " + q,
+NOTHING = {"'?' at the end": lambda q: q.rstrip(" ?!.") + "?",
+           "no '?'": lambda q: q.rstrip(" ?!."),
+           "'Hi, ' before": lambda q: "Hi, " + q,
+           "'Question: ' before": lambda q: "Question: " + q,
            "'[Bug] ' before": lambda q: "[Bug] " + q,
            "' thanks in advance' after": lambda q: q + " thanks in advance"}
 MEANINGFUL = {"' in TensorFlow 2.3' after": lambda q: q.rstrip(" ?!.") + " in TensorFlow 2.3"}
