@@ -32,7 +32,8 @@ RANKER = Path(__file__).parent / "data" / "ranker.txt"       # tools/train_ranki
 RANKING = Path(__file__).parent / "data" / "ranking.yaml"    # ... and says how it was fitted
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # Framing around a question, as chat and issue trackers write it; never what is asked. Only
-# these words: "[TF2.0]" or "in Keras" say which release or library, and stay.
+# these words: "[TF2.0]" or "in Keras" say which release or library, and stay. A label ends
+# with a colon, or a dash before a space: "Q-learning" and "Bug-free" are words.
 _GREETINGS = ("hi", "hello", "hey", "dear all", "hi all", "hello all", "hi everyone",
               "hello everyone", "hi guys", "hello guys", "hi there", "hello there", "please",
               "pls", "plz")
@@ -50,7 +51,7 @@ def _alternatives(words: tuple[str, ...]) -> str:
 
 
 _FRAMING = re.compile(
-    rf"^(?:\s*(?:\[(?:{_alternatives(_LABELS)})\]|(?:{_alternatives(_LABELS)})\s*[:\-]"
+    rf"^(?:\s*(?:\[(?:{_alternatives(_LABELS)})\]|(?:{_alternatives(_LABELS)})\s*(?::|-(?=\s))"
     rf"|(?:{_alternatives(_GREETINGS)})\b[,!.]?))+\s*"
     rf"|[\s,.;:-]*\b(?:{_alternatives(_SIGN_OFFS)})[\s?!.]*$", re.I)
 _END = re.compile(r"[\s?!.,;:\u2026\uff1f\uff01\u3002]+$")  # ? ! . , ; : and full-width ones

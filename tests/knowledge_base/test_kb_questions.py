@@ -145,3 +145,13 @@ def test_an_answer_says_the_tf2_name_of_a_compat_alias(shipped_kb):
     compat = shipped_kb.questions.search("tf.compat.v1 assign a new value to the variable",
                                          limit=10)
     assert any(h.name.startswith("tf.compat.v1.") for h in compat)
+
+
+def test_a_label_word_joined_by_a_dash_is_a_word():
+    """"Q-learning", "Bug-free", "Help-desk" are what is asked, not a tracker's label."""
+    from knowledge_base.qa.questions import unframed
+    for q in ("Q-learning agent with a replay buffer", "Bug-free gradient clipping",
+              "Help-desk style question routing", "Request-level batching in serving"):
+        assert unframed(q) == q
+    assert unframed("Question - how to pad a tensor") == "how to pad a tensor"
+    assert unframed("Q: how to pad a tensor") == "how to pad a tensor"
