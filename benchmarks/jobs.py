@@ -14,6 +14,7 @@ import argparse
 import queue
 import sqlite3
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -150,6 +151,7 @@ def main() -> int:
                   f"  p99 {pct(values, 99) * 1e3:7.2f} ms")
     ok = (lost == 0 and dup == 0 and states.get("succeeded", 0) == total and peak[0] <= args.pool)
     print("  result:", "OK" if ok else "PROBLEM")
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0 if ok else 1
 
 

@@ -33,12 +33,14 @@ KERAS = [ROOT / ".venv-runner-tf221/lib/python3.11/site-packages/keras",
          ROOT / ".venv-runner/lib/python3.11/site-packages/keras"]
 
 
-def open_answers(kb_path: str | None):
+def open_answers(kb_path: str | None, scratch: Path):
+    """The KB at kb_path, or one built from the shipped extract under scratch (removed by the
+    caller: a built KB is about 230 MB, and a benchmark leaves no disk behind)."""
     from knowledge_base.pipeline import load_shipped
     from knowledge_base.qa.answers import Answers
     from knowledge_base.qa.semantic import Vectors
     if kb_path is None:
-        kb_path = str(Path(tempfile.mkdtemp()) / "kb.sqlite")
+        kb_path = str(scratch / "kb.sqlite")
         load_shipped(Path(kb_path), indexes=[Vectors()])
     return Answers.open(Path(kb_path), "http://docs.test/")
 
@@ -51,7 +53,11 @@ def main(argv=None) -> int:
                     help="keras packages (site-packages dirs or wheels) to read templates from")
     ap.add_argument("--show-misses", type=int, default=0)
     args = ap.parse_args(argv)
-    answers = open_answers(args.kb)
+    with tempfile.TemporaryDirectory(prefix="tfdesk-bench-errors-") as scratch:
+        return run(args, open_answers(args.kb, Path(scratch)))
+
+
+def run(args, answers) -> int:
     cs = generate(answers.kb, args.keras, args.per_family)
     print("templates:", {k: v for k, v in cs.templates.items()})
     stats = defaultdict(lambda: defaultdict(int))
