@@ -62,6 +62,8 @@ bench: venv runner-env
 	$(PY) benchmarks/convert.py
 	$(PY) benchmarks/models.py
 	$(PY) benchmarks/sandbox.py
+	$(PY) benchmarks/kb_errors.py
+	$(PY) benchmarks/live_errors.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -2,7 +2,9 @@
 
 :func:`probe` runs ``probe.py`` with the runtime's own interpreter (a subprocess: TensorFlow
 is never imported into tfdesk) and returns what resolves there, what resolves but raises on
-use, and the public names a walk of the runtime's API finds.
+use, and the public names a walk of the runtime's API finds. :func:`raise_errors` runs short
+user scripts there (``raise_probe.py``) and returns the errors they raise, as Python prints
+them: the real messages pasted errors are checked against.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 from knowledge_base.errors import KBError
 
 PROBE = Path(__file__).with_name("probe.py")
+RAISE_PROBE = Path(__file__).with_name("raise_probe.py")
 OK, ABSENT, UNUSABLE = "ok", "absent", "unusable"
 
 
@@ -34,13 +37,11 @@ class LiveAPI:
         return ".".join(self.tf_version.split(".")[:2])
 
 
-def probe(python: Path, names: list[str] = (), walk: list[str] = (),
-          timeout: float = 900) -> LiveAPI:
-    """Ask the runtime whose interpreter is ``python`` about ``names`` and walk ``walk``."""
-    request = json.dumps({"names": list(names), "walk": list(walk)})
+def _ask(python: Path, script: Path, request: dict, timeout: float) -> dict:
+    """Run ``script`` with the runtime's interpreter on ``request``; its one JSON answer."""
     try:
-        done = subprocess.run([str(python), str(PROBE)], input=request, capture_output=True,
-                              text=True, timeout=timeout,
+        done = subprocess.run([str(python), str(script)], input=json.dumps(request),
+                              capture_output=True, text=True, timeout=timeout,
                               env={"TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "",
                                    "PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -48,8 +49,32 @@ def probe(python: Path, names: list[str] = (), walk: list[str] = (),
     if done.returncode != 0:
         raise KBError(f"{python}: the runtime probe failed: {done.stderr.strip()[-800:]}")
     try:
-        d = json.loads(done.stdout.strip().splitlines()[-1])
+        return json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         raise KBError(f"{python}: the runtime probe wrote no answer") from None
+
+
+def probe(python: Path, names: list[str] = (), walk: list[str] = (),
+          timeout: float = 900) -> LiveAPI:
+    """Ask the runtime whose interpreter is ``python`` about ``names`` and walk ``walk``."""
+    d = _ask(python, PROBE, {"names": list(names), "walk": list(walk)}, timeout)
     return LiveAPI(d["tf_version"], d.get("keras_version"), d["states"], d["walked"],
                    d.get("packages", {}))
+
+
+@dataclass
+class Raised:
+    """What one user script did in a live runtime: the error as Python prints it, if any."""
+    raised: bool
+    type: str = ""
+    message: str = ""     # the traceback's last lines: "AttributeError: module ..."
+    traceback: str = ""   # the whole traceback, as the user would paste it
+
+
+def raise_errors(python: Path, scripts: dict[str, str],
+                 timeout: float = 900) -> tuple[str, dict[str, Raised]]:
+    """Run each script (``id -> code``, after ``import tensorflow as tf``) in the runtime whose
+    interpreter is ``python``; its TensorFlow version, and what each raised there."""
+    d = _ask(python, RAISE_PROBE,
+             {"scripts": [{"id": k, "code": v} for k, v in scripts.items()]}, timeout)
+    return d["tf_version"], {k: Raised(**v) for k, v in d["results"].items()}
