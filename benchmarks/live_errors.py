@@ -299,14 +299,14 @@ def report(args, answers, python: Path) -> int:
                            [r["name"] for r in by_tb["results"][:3]], want_line, want_tb))
     cols = ["raised", "template_same", "template_top3", "line_top3", "traceback_top3",
             "traceback_worse", "keyword_named", "resolves", "other_error", "not_built"]
-    print(f"{'family':16}" + "".join(f"{c:>15}" for c in cols))
+    print(f"{'family':16}" + "".join(f"{c:>16}" for c in cols))
     total: dict[str, int] = defaultdict(int)
     for fam in sorted(stats):
         row = stats[fam]
         for k, v in row.items():
             total[k] += v
-        print(f"{fam:16}" + "".join(f"{_cell(row, c):>15}" for c in cols))
-    print(f"{'all':16}" + "".join(f"{_cell(total, c):>15}" for c in cols))
+        print(f"{fam:16}" + "".join(f"{_cell(row, c):>16}" for c in cols))
+    print(f"{'all':16}" + "".join(f"{_cell(total, c):>16}" for c in cols))
     for lv in [lv for lv in lives if lv.outcome == "resolves"][:20]:
         print(f"  RESOLVES (the KB calls it gone): {lv.case.id}: {lv.script!r}")
     for lv in [lv for lv in lives if lv.outcome == "other_error"][:args.show_misses]:

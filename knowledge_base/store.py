@@ -260,10 +260,14 @@ class KB:
         return links.sym_path(sym)
 
 
+def like_escape(text: str) -> str:
+    """``text`` literally inside a LIKE pattern (``ESCAPE '\\'``)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def like_prefix(module: str) -> str:
     """A LIKE pattern (``ESCAPE '\\'``) for every dotted name below ``module``."""
-    esc = module.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return esc + ".%"
+    return like_escape(module) + ".%"
 
 
 def _event(row) -> dict:

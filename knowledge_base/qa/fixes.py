@@ -71,10 +71,10 @@ def fix(kb: KB, pasted: Pasted) -> Fix | None:
         if fam.answer == "fixed":
             return Fix(fam.id, fam.text, [n for n in fam.names if kb.symbol(n)])
         found = None
-        if fam.answer == "name":
-            found = _name_fix(kb, g.get("module"), g["name"], pasted)
-        elif fam.answer == "module":
-            found = _module_fix(kb, g["module"])
+        if fam.answer in ("name", "module"):
+            found = _deeper_fix(kb, g.get("module"), g.get("name"), pasted) or (
+                _name_fix(kb, g.get("module"), g["name"], pasted) if fam.answer == "name"
+                else _module_fix(kb, g["module"]))
         elif fam.answer == "member":
             found = _member_fix(kb, g["type"], g["name"])
         elif fam.answer == "keyword":
@@ -276,6 +276,43 @@ def _by_object(kb: KB, module: str) -> list[str]:
     used = _popularity(kb)
     best = sorted(rows, key=lambda r: (-r[1], -used.get(r[0], 0), canonical_rank(r[0])))
     return [r[0] for r in best]
+
+
+def _deeper_fix(kb: KB, module: str | None, name: str | None, pasted: Pasted) -> Fix | None:
+    """Python names the first missing part of a dotted path (``module 'tensorflow' has no
+    attribute 'estimator'``, ``No module named 'tensorflow.keras.optimizers.experimental'``);
+    the user's code line spells the whole path (``tf.estimator.LinearClassifier(...)``,
+    ``... import Ftrl``). The fix is about the deepest name written that the KB knows."""
+    missing = public_module(module) if module else None
+    if missing is None:
+        return None
+    missing = f"{missing}.{name}" if name else missing
+    written = [n if n.startswith("tf.") else public_module(n) for n in pasted.spelt()]
+    # Deepest first; the sort is stable, so the last code line comes first among equals.
+    for full in sorted(dict.fromkeys(n for n in written if n), key=lambda n: -n.count(".")):
+        at = _through(full, missing)
+        if at is None:
+            continue
+        parts = full.split(".")
+        for depth in range(len(parts), at + 1, -1):
+            name_ = ".".join(parts[:depth])
+            sym = kb.symbol(name_)
+            if sym is not None and sym["removed_in"] is None and not kb.unusable(sym):
+                continue  # present now: the missing part above it is what failed
+            found = _about(kb, name_)  # the KB's names, then TF1's renames
+            if found:
+                return found
+    return None
+
+
+def _through(full: str, missing: str) -> int | None:
+    """Where ``full`` passes through the missing name (the index of its last part), when it
+    goes deeper: spelt as the message spells it, or through another alias of its module
+    (tf.optimizers.experimental.X when Keras 3 says 'keras.optimizers' lacks 'experimental')."""
+    if full.startswith(missing + "."):
+        return missing.count(".")
+    parts, tail = full.split("."), missing.split(".")[-2:]
+    return next((i for i in range(1, len(parts) - 1) if parts[i - 1:i + 1] == tail), None)
 
 
 def _name_fix(kb: KB, module: str | None, name: str, pasted: Pasted) -> Fix | None:

@@ -8,7 +8,7 @@ from knowledge_base.qa import params
 from knowledge_base.qa.fix_parts import Fix, keras_note as _keras_note
 from knowledge_base.qa.fix_parts import popularity as _popularity
 from knowledge_base.qa.pasted import Pasted
-from knowledge_base.store import KB
+from knowledge_base.store import KB, like_escape
 
 
 def keyword_fix(kb: KB, keyword: str, callable_: str | None, pasted: Pasted,
@@ -107,6 +107,15 @@ def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted,
         # "MeanIoU.add_weight": the method of that class first (Python's qualname says it).
         cls = owner.rpartition(".")[2]
         out += [n for n, parent in rows if cls and (parent or "").endswith("." + cls)]
+        if cls:
+            # Python names the class that defines the method, often a private base
+            # ("TFOptimizer.add_variable_from_reference", "ConvLSTM.compute_mask"): the
+            # public names of that definition (the KB keeps where each is defined).
+            defined = kb.db.execute(
+                "SELECT DISTINCT s.name FROM symbols s JOIN spans p ON p.symbol_id = s.id "
+                "WHERE s.short = ? AND p.object LIKE ? ESCAPE '\\' AND s.name NOT LIKE "
+                "'tf.compat.%'", (leaf, "%." + like_escape(f"{cls}.{leaf}")))
+            out += sorted((n for (n,) in defined), key=canonical_rank)
         out += [n for n, _ in rows]
     if not took:
         return list(dict.fromkeys(out))

@@ -57,6 +57,10 @@ _LIBRARY = re.compile(r"(site|dist)-packages|/lib/python\d|<frozen |\\lib\\|/usr
                       r"<__array_function__|/_pytest/|/IPython/core/")
 _CALL = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\(")
 _KEYWORD = re.compile(r"[(,]\s*([A-Za-z_]\w*)\s*=(?!=)")
+# Dotted names a code line spells (not an attribute of a call's result), and its imports.
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_FROM_IMPORT = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+(.+)$")
+_IMPORT = re.compile(r"^\s*import\s+(.+)$")
 # Typographic quotes (Slack, word processors) around names in a quoted message.
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                          "\u00b4": "'", "`": "'"})
@@ -128,6 +132,24 @@ class Pasted:
             for name in _CALL.findall(code):
                 if name not in out and name not in ("print", "len", "range", "super"):
                     out.append(name)
+        return out
+
+    def spelt(self) -> list[str]:
+        """Dotted names the user's code lines spell, last line first: ``tf.a.b.C(...)`` gives
+        ``tf.a.b.C``, ``from a.b import c, d`` gives ``a.b.c`` and ``a.b.d``, ``import a.b``
+        gives ``a.b``. Python names only the first missing part of a path (``module
+        'tensorflow' has no attribute 'estimator'``); the code line says the rest."""
+        out: list[str] = []
+        for code in reversed(self.user_code):
+            code = code.split("#", 1)[0]
+            if m := _FROM_IMPORT.match(code):
+                parts = (p.split(" as ")[0].strip(" ()\\") for p in m.group(2).split(","))
+                found = [f"{m.group(1)}.{p}" for p in parts if p.isidentifier()]
+            elif m := _IMPORT.match(code):
+                found = [p.split(" as ")[0].strip() for p in m.group(1).split(",")]
+            else:
+                found = _DOTTED.findall(code)
+            out += [f for f in found if f not in out]
         return out
 
     def keywords(self) -> list[str]:
