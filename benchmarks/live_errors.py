@@ -171,16 +171,19 @@ def fix_of(kb, name: str) -> list[str]:
     from knowledge_base.store import like_prefix
     sym = kb.symbol(name)
     out = [sym["replacement"]] if sym and sym["replacement"] else []
+    # What a module held that users import (not members: a method's replacement does not
+    # say where a module went).
+    held = "s.kind NOT IN ('method', 'property', 'constant')"
     out += [r for (r,) in kb.db.execute(
-        "SELECT replacement FROM symbols WHERE name LIKE ? ESCAPE '\\' AND replacement IS NOT "
-        "NULL", (like_prefix(name),))]
+        f"SELECT replacement FROM symbols s WHERE name LIKE ? ESCAPE '\\' AND replacement IS "
+        f"NOT NULL AND {held}", (like_prefix(name),))]
     out += [json.loads(d).get("to") for (d,) in kb.db.execute(  # the history's "moved to"
-        "SELECT e.data FROM events e JOIN symbols s ON s.id = e.symbol_id WHERE e.kind = "
-        "'removed' AND e.data IS NOT NULL AND (s.name = ? OR s.name LIKE ? ESCAPE '\\')",
-        (name, like_prefix(name)))]
-    if sym and not sym["replacement"] and sym["kind"] != "module":
-        out.append(name)  # "removed, nothing replaces it" is said on its own card
+        f"SELECT e.data FROM events e JOIN symbols s ON s.id = e.symbol_id WHERE e.kind = "
+        f"'removed' AND e.data IS NOT NULL AND (s.name = ? OR s.name LIKE ? ESCAPE '\\' AND "
+        f"{held})", (name, like_prefix(name)))]
     out = [n for n in out if n]
+    if sym and not out:
+        out.append(name)  # "removed, nothing replaces it" is said on its own card
     out += [r for (r,) in kb.db.execute(
         "SELECT new FROM renames WHERE (old = ? OR old LIKE ? ESCAPE '\\') AND new IS NOT NULL",
         (name, like_prefix(name)))]
