@@ -123,10 +123,11 @@ def script(kb, case: Case) -> str | None:
         if req is None:
             return None
         args = ", ".join(x for x in (call_args(req), f"{kw}=0.001") if x)
-        if sym["kind"] == "method":
-            make = instance(kb, sym["parent"])
-            return None if make is None else f"obj = {make}\nout = obj.{name.rpartition('.')[2]}({args})"
-        return f"out = {name}({args})"
+        if sym["kind"] != "method":
+            return f"out = {name}({args})"
+        make = instance(kb, sym["parent"])
+        leaf = name.rpartition(".")[2]
+        return None if make is None else f"obj = {make}\nout = obj.{leaf}({args})"
     return None
 
 
