@@ -86,11 +86,15 @@ def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted,
     """KB names of what was called with ``keyword``: the message's callable, else the calls
     in the user's code line that passed it; ``took``: only those that ever took it."""
     shorts: list[str] = []
+    calls = pasted.calls()
     if callable_:
         parts = [p for p in callable_.split(".") if p not in ("__init__", "__call__")]
-        shorts.append(".".join(parts))
-    for call in pasted.calls():
-        shorts.append(call)
+        said = ".".join(parts)
+        # "deserialize()" is several functions; the code line's tf.keras.activations.deserialize
+        # is the one called.
+        shorts += [c for c in calls if said and c.endswith("." + said)]
+        shorts.append(said)
+    shorts += calls
     out: list[str] = []
     for s in shorts:
         full = None

@@ -206,6 +206,46 @@ def test_a_keyword_error_naming_a_private_base_is_answered(shipped_kb):
         assert f"`{kw}=`" in got["fix"], got["fix"]
 
 
+def _shared_short_names(kb) -> list[tuple[str, str]]:
+    """(function, keyword) where the keyword is gone from it and other public functions of
+    its short name took the same keyword: the message's bare name is ambiguous."""
+    from knowledge_base.qa import params
+    rows = kb.db.execute(
+        "SELECT name, short FROM symbols WHERE kind = 'function' AND removed_in IS NULL AND "
+        "name NOT LIKE 'tf.compat.%' AND short IN (SELECT short FROM symbols WHERE kind = "
+        "'function' AND removed_in IS NULL AND name NOT LIKE 'tf.compat.%' GROUP BY short "
+        "HAVING count(DISTINCT object) > 1) ORDER BY name").fetchall()
+    out = []
+    for name, short in rows:
+        sym = kb.symbol(name)
+        kws = set()
+        for sp in kb.spans(sym["id"]):
+            kws.update(params._names(sp["signature"]) or [])
+        for kw in sorted(kws - {"self", "args", "kwargs"}):
+            h = params.history(kb, name, kw)
+            if h is None or not h.gone_in or h.accepts_now:
+                continue
+            if any(n != name and n.rpartition(".")[2] == short and
+                   _objects(kb, n).isdisjoint(_objects(kb, name))
+                   for n in params.symbols_with(kb, kw)):
+                out.append((name, kw))
+    return out
+
+
+@pytest.mark.slow
+def test_the_code_line_names_which_function_a_bare_name_is(shipped_kb):
+    """`deserialize() got an unexpected keyword argument 'use_legacy_format'` is several
+    functions; the code line's `tf.keras.activations.deserialize(...)` is the one called."""
+    cases = _shared_short_names(shipped_kb.kb)
+    assert len(cases) >= 5, len(cases)
+    for name, kw in cases:
+        short = name.rpartition(".")[2]
+        got = shipped_kb.ask(traceback(f"out = {name}(x, {kw}=True)",
+                                       f"TypeError: {short}() got an unexpected keyword "
+                                       f"argument '{kw}'"))
+        assert got["results"][0]["name"] == name, (name, kw, got["results"][0]["name"])
+
+
 # -- the live runtime ----------------------------------------------------------------------------
 @pytest.mark.slow
 def test_errors_raised_by_live_tensorflow_get_their_fix(shipped_kb):
