@@ -203,11 +203,21 @@ def expectations(kb, lv: "Live") -> tuple[list[str], list[str]]:
     if lv.case.family == "keyword" or missing is None:
         return lv.case.expect, lv.case.expect
     failing = [ln for ln in lv.script.splitlines() if ln.strip()]
-    line_of = next((ln for ln in reversed(failing) if missing in ln.replace("tensorflow", "tf")),
-                   failing[-1])
-    spelt = re.findall(r"[\w.]+", line_of.replace("from tensorflow", "from tf").replace(
-        " import ", "."))
-    deepest = max((n for n in spelt if n.startswith(missing)), key=len, default=missing)
+    # The script's line that spells the missing part: as the message says it, or through
+    # another alias of its module (tf.metrics.experimental where Keras 3 says
+    # keras._tf_keras.keras.metrics lacks 'experimental'); the name there, from the
+    # missing part on, is the deepest the traceback shows.
+    tail = "." + ".".join(missing.split(".")[-2:])
+    deepest, at = missing, missing.count(".")  # at: the index of the missing part
+    for ln in reversed(failing):
+        spelt = re.findall(r"[\w.]+", ln.replace("from tensorflow", "from tf").replace(
+            " import ", ".").replace("tensorflow.", "tf."))
+        through = [n for n in spelt if n.startswith(missing) or tail + "." in n]
+        if through:
+            deepest = max(through, key=len)
+            at = (missing.count(".") if deepest.startswith(missing)
+                  else deepest[:deepest.index(tail + ".") + len(tail)].count("."))
+            break
     written = _written(lv.case)
     # The whole name is missing (maybe under another alias of its module: tf.initializers is
     # tf.keras.initializers in Keras 3): the case's own fix.
@@ -215,7 +225,7 @@ def expectations(kb, lv: "Live") -> tuple[list[str], list[str]]:
     line = lv.case.expect if whole else fix_of(kb, missing)
     tb = list(lv.case.expect)
     parts = deepest.split(".")
-    for depth in range(len(parts), missing.count("."), -1):
+    for depth in range(len(parts), at, -1):
         if fixed := fix_of(kb, ".".join(parts[:depth])):
             tb += fixed
             break
