@@ -1,6 +1,6 @@
 """Pasted errors as a live TensorFlow raises them (issue 27), not as templates say they read.
 
-Two classes the live oracle (``benchmarks/live_errors.py``) found, each tested with cases
+Three classes the live oracle (``benchmarks/live_errors.py``) found, each tested with cases
 generated from the KB's own history:
 
 - Python names only the first missing part of a dotted path (``module 'tensorflow' has no
@@ -10,6 +10,8 @@ generated from the KB's own history:
 - Python's keyword error names the class that *defines* the method, often a private base
   (``TFOptimizer.add_variable_from_reference()``, ``ConvLSTM.compute_mask()``); the fix is
   about a public name of that definition.
+- A keyword error may name a bare callable that several functions share (``deserialize()``);
+  the code line's dotted call says which one.
 
 The slow test runs a sample of generated mistakes in the TF 2.21 runtime and asks what it
 raised."""
