@@ -117,8 +117,9 @@ def _callables(kb: KB, callable_: str | None, keyword: str, pasted: Pasted,
             # public names of that definition (the KB keeps where each is defined).
             defined = kb.db.execute(
                 "SELECT DISTINCT s.name FROM symbols s JOIN spans p ON p.symbol_id = s.id "
-                "WHERE s.short = ? AND p.object LIKE ? ESCAPE '\\' AND s.name NOT LIKE "
-                "'tf.compat.%'", (leaf, "%." + like_escape(f"{cls}.{leaf}")))
+                "WHERE s.short = ? COLLATE NOCASE AND s.short = ? AND p.object LIKE ? ESCAPE "
+                "'\\' AND s.name NOT LIKE 'tf.compat.%'",  # NOCASE: the index on short
+                (leaf, leaf, "%." + like_escape(f"{cls}.{leaf}")))
             out += sorted((n for (n,) in defined), key=canonical_rank)
         out += [n for n, _ in rows]
     if not took:
