@@ -320,11 +320,19 @@ def generate(kb, keras_roots: list[Path], per_family: int = 60, seed: int = 27) 
     for fam in sorted(by_family):
         group = sorted(by_family[fam], key=lambda c: c.id)
         cases += rng.sample(group, min(per_family, len(group)))
-    for c in cases:  # the fix is an object: any of its public names names it
-        for name in list(c.expect):
-            sym = kb.symbol(name)
-            c.expect += [a for a in (kb.aliases(sym) if sym else []) if a not in c.expect]
+    for c in cases:
+        c.expect += aliases_of(kb, c.expect)
     return CaseSet(cases, {**py, **keras})
+
+
+def aliases_of(kb, names: list[str]) -> list[str]:
+    """The other public names of the objects ``names`` name, in order: a fix is an object,
+    so any of its names names it."""
+    out: list[str] = []
+    for name in names:
+        sym = kb.symbol(name)
+        out += [a for a in (kb.aliases(sym) if sym else []) if a not in names and a not in out]
+    return out
 
 
 def hit(answer: dict, case: Case, k: int = 3) -> bool:

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.error_cases import Case, generate, names_replacement  # noqa: E402
+from benchmarks.error_cases import Case, aliases_of, generate, names_replacement  # noqa: E402
 from benchmarks.kb_errors import KERAS, open_answers  # noqa: E402
 
 # The newest runtime: every name the KB calls removed is gone there (the 2.15 runtime still
@@ -229,21 +229,13 @@ def expectations(kb, lv: "Live") -> tuple[list[str], list[str]]:
         if fixed := fix_of(kb, ".".join(parts[:depth])):
             tb += fixed
             break
-    return line + _aliases(kb, line), tb + _aliases(kb, tb)
+    return line + aliases_of(kb, line), tb + aliases_of(kb, tb)
 
 
 def _written(case: Case) -> str:
     """The full name the case's script writes."""
     kind, _, rest = case.id.partition(":")
     return {"kw": rest.rpartition(":")[0], "misplaced": f"tf.{rest}"}.get(kind, rest)
-
-
-def _aliases(kb, names: list[str]) -> list[str]:
-    out = []
-    for n in names:
-        sym = kb.symbol(n)
-        out += [a for a in (kb.aliases(sym) if sym else []) if a not in names and a not in out]
-    return out
 
 
 def run_cases(kb, cases: list[Case], python: Path) -> tuple[str, list[Live]]:
